@@ -1,0 +1,554 @@
+//! Reads a loaded document through its schema: every key and value checked
+//! against its declared type, defaults filled in from the policy, tighten-only
+//! bounds enforced. The result is a typed [`Val`] tree with provenance, and
+//! the structural findings (syntax, duplicate and unknown keys, types,
+//! forbidden keys, bounds, uniqueness), each under the rule id the policy gave it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use grail_lang::ast::{BoundKind, Span};
+
+use crate::diagnostic::{Finding, Outcome};
+use crate::document::{Node, NodeKind};
+use crate::hir::*;
+use crate::suggest::did_you_mean;
+use crate::value::{Origin, Val, ValKind};
+
+/// Which document kind a document is, by the policy's selectors; `Err` is a
+/// finding explaining why it is none.
+pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, Finding> {
+    let type_rule = |p: &Policy| p.documents.first().and_then(|d| d.checks[CHECK_TYPE].clone());
+    let NodeKind::Map(entries) = &root.kind else {
+        let check = type_rule(policy);
+        return Err(structural(check.as_ref(), "document", "a document must be a mapping of keys to values".into(), doc, root.span));
+    };
+    let get = |key: &str| entries.iter().find(|e| e.key == key);
+    for (i, d) in policy.documents.iter().enumerate() {
+        let matches = match &d.selector {
+            SelectorDef::Absent(k) => get(k).is_none(),
+            SelectorDef::Equals(k, v) => get(k).is_some_and(|e| matches!(&e.value.kind, NodeKind::Str(s) if s == v)),
+        };
+        if matches {
+            return Ok(i as DocKindId);
+        }
+    }
+    let kinds: Vec<String> = policy
+        .documents
+        .iter()
+        .filter_map(|d| match &d.selector {
+            SelectorDef::Equals(k, v) => Some(format!("`{k}: {v}`")),
+            SelectorDef::Absent(k) => Some(format!("no `{k}` key")),
+        })
+        .collect();
+    let (span, shown) = policy
+        .documents
+        .iter()
+        .find_map(|d| match &d.selector {
+            SelectorDef::Equals(k, _) | SelectorDef::Absent(k) => get(k).map(|e| (e.value.span, k.clone())),
+        })
+        .unwrap_or((root.span, "document".into()));
+    Err(structural(
+        type_rule(policy).as_ref(),
+        &shown,
+        format!("the document is of no kind this policy knows; a document has {}", kinds.join(" or ")),
+        doc,
+        span,
+    ))
+}
+
+fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32, span: Span) -> Finding {
+    Finding {
+        rule: check.map(|c| c.rule.clone()).unwrap_or_else(|| "schema".into()),
+        outcome: Outcome::Fail,
+        subject: subject.into(),
+        message,
+        location: Some((doc, span)),
+        policy: check.map(|c| c.loc),
+        labels: Vec::new(),
+    }
+}
+
+/// Conforms a document of kind `kind` (its index in the deployment is `doc`).
+/// Every structural rule of the kind gets an outcome: its failures, or a pass.
+pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node) -> (Val, Vec<Finding>) {
+    let def = &policy.documents[kind as usize];
+    let mut cx = Cx {
+        policy,
+        doc,
+        findings: Vec::new(),
+        checks: def.checks.clone(),
+        keys: Vec::new(),
+        bound_subjects: HashMap::new(),
+        unique_subjects: HashMap::new(),
+    };
+    let forbidden: HashMap<&str, &ForbidDef> = def.forbids.iter().map(|f| (f.key.as_str(), f)).collect();
+    cx.forbidden(root, &forbidden, "");
+    let value = cx.value(root, &Ty::Record(def.record), None, "");
+
+    // A pass for every structural rule that found nothing.
+    let mut rules: Vec<(String, Loc)> = Vec::new();
+    for c in def.checks.iter().flatten() {
+        rules.push((c.rule.clone(), c.loc));
+    }
+    for f in &def.forbids {
+        rules.push((f.rule.clone(), f.loc));
+    }
+    for r in &policy.records {
+        rules.extend(r.checks.iter().flatten().map(|c| (c.rule.clone(), c.loc)));
+    }
+    let failed: HashSet<String> = cx.findings.iter().map(|f| f.rule.clone()).collect();
+    let mut seen = HashSet::new();
+    let mut findings = cx.findings;
+    for (rule, loc) in rules {
+        if !failed.contains(&rule) && seen.insert(rule.clone()) {
+            findings.push(pass(&rule, "document", loc, None));
+        }
+    }
+    // Bounds and uniqueness: a pass per subject checked, or not applicable.
+    for r in &policy.records {
+        for f in &r.fields {
+            let mut checks: Vec<(&str, Loc, &HashMap<String, (Outcome, Option<Span>)>)> = Vec::new();
+            let empty = HashMap::new();
+            for b in &f.bounds {
+                checks.push((&b.rule, b.loc, cx.bound_subjects.get(&b.rule).unwrap_or(&empty)));
+            }
+            if let Some(u) = &f.unique {
+                checks.push((&u.rule, u.loc, cx.unique_subjects.get(&u.rule).unwrap_or(&empty)));
+            }
+            for (rule, loc, subjects) in checks {
+                if !seen.insert(rule.to_string()) {
+                    continue;
+                }
+                if subjects.is_empty() {
+                    findings.push(Finding {
+                        rule: rule.into(),
+                        outcome: Outcome::NotApplicable,
+                        subject: "document".into(),
+                        message: format!("the document sets no `{}`", f.name),
+                        location: None,
+                        policy: Some(loc),
+                        labels: vec![],
+                    });
+                }
+                let mut passed: Vec<(&String, &Option<Span>)> =
+                    subjects.iter().filter(|(_, (o, _))| *o == Outcome::Pass).map(|(s, (_, sp))| (s, sp)).collect();
+                passed.sort();
+                for (subject, span) in passed {
+                    findings.push(pass(rule, subject, loc, span.map(|s| (doc, s))));
+                }
+            }
+        }
+    }
+    (value, findings)
+}
+
+fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> Finding {
+    Finding {
+        rule: rule.into(),
+        outcome: Outcome::Pass,
+        subject: subject.into(),
+        message: String::new(),
+        location,
+        policy: Some(loc),
+        labels: vec![],
+    }
+}
+
+struct Cx<'a> {
+    policy: &'a Policy,
+    doc: u32,
+    findings: Vec<Finding>,
+    /// The structural rule ids in force for the record being read.
+    checks: [Option<CheckDef>; 4],
+    /// Enclosing enumeration keys (`C3` of `verification_topology.C3`), innermost last.
+    keys: Vec<(EnumId, u32)>,
+    /// Per bound rule, each subject checked and its outcome.
+    bound_subjects: HashMap<String, HashMap<String, (Outcome, Option<Span>)>>,
+    unique_subjects: HashMap<String, HashMap<String, (Outcome, Option<Span>)>>,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+fn describe(node: &Node) -> String {
+    match &node.kind {
+        NodeKind::Null => "null".into(),
+        NodeKind::Bool(b) => format!("`{b}`"),
+        NodeKind::Int(i) => format!("`{i}`"),
+        NodeKind::Float(f) => format!("`{f}`"),
+        NodeKind::Str(s) => format!("the string `{s}`"),
+        NodeKind::List(_) => "a list".into(),
+        NodeKind::Map(_) => "a mapping".into(),
+    }
+}
+
+impl<'a> Cx<'a> {
+    fn fail(&mut self, check: usize, subject: &str, message: String, span: Span) {
+        let f = structural(self.checks[check].as_ref(), subject, message, self.doc, span);
+        self.findings.push(f);
+    }
+
+    fn located(&self, kind: ValKind, span: Span) -> Val {
+        Val::new(kind, Origin::Document { doc: self.doc, span })
+    }
+
+    /// An invalid value: unknown to rules, located for explanations.
+    fn invalid(&self, span: Span) -> Val {
+        self.located(ValKind::Absent, span)
+    }
+
+    fn ty_name(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Bool => "a boolean".into(),
+            Ty::Int => "an integer".into(),
+            Ty::Str => "a string".into(),
+            Ty::Enum(e) => {
+                let d = &self.policy.enums[*e as usize];
+                let vs: Vec<String> = d.variants.iter().map(|v| format!("`{v}`")).collect();
+                format!("one of {}", vs.join(", "))
+            }
+            Ty::Record(_) | Ty::Map(..) => "a mapping".into(),
+            Ty::List(_) => "a list".into(),
+            _ => "a value".into(),
+        }
+    }
+
+    fn type_error(&mut self, node: &Node, ty: &Ty, path: &str) -> Val {
+        let want = self.ty_name(ty);
+        let mut message = format!("`{path}` must be {want}, found {}", describe(node));
+        if let (Ty::Enum(e), NodeKind::Str(s)) = (ty, &node.kind) {
+            let d = &self.policy.enums[*e as usize];
+            if let Some(near) = did_you_mean(s, d.variants.iter().map(String::as_str)) {
+                message.push_str(&format!("; did you mean `{near}`?"));
+            }
+        }
+        self.fail(CHECK_TYPE, path, message, node.span);
+        self.invalid(node.span)
+    }
+
+    /// Reports every forbidden key, wherever it is.
+    fn forbidden(&mut self, node: &Node, forbidden: &HashMap<&str, &ForbidDef>, path: &str) {
+        if forbidden.is_empty() {
+            return;
+        }
+        match &node.kind {
+            NodeKind::Map(entries) => {
+                for e in entries {
+                    let here = join(path, &e.key);
+                    if let Some(f) = forbidden.get(e.key.as_str()) {
+                        self.findings.push(Finding {
+                            rule: f.rule.clone(),
+                            outcome: Outcome::Fail,
+                            subject: here.clone(),
+                            message: format!("`{}` is not accepted anywhere: a bound has no escape key", e.key),
+                            location: Some((self.doc, e.key_span)),
+                            policy: Some(f.loc),
+                            labels: vec![],
+                        });
+                    }
+                    self.forbidden(&e.value, forbidden, &here);
+                }
+            }
+            NodeKind::List(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.forbidden(item, forbidden, &format!("{path}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn is_forbidden(&self, key: &str) -> bool {
+        self.policy.documents.iter().any(|d| d.forbids.iter().any(|f| f.key == key))
+    }
+
+    /// `field` is the field being read, for its integer minimum, default and bounds.
+    fn value(&mut self, node: &Node, ty: &Ty, field: Option<&FieldDef>, path: &str) -> Val {
+        let int_min = field.and_then(|f| f.int_min);
+        match (ty, &node.kind) {
+            (Ty::Error, _) => self.invalid(node.span),
+            (Ty::Bool, NodeKind::Bool(b)) => self.located(ValKind::Bool(*b), node.span),
+            (Ty::Int, NodeKind::Int(i)) => {
+                if let Some(min) = int_min
+                    && *i < min
+                {
+                    self.fail(CHECK_TYPE, path, format!("`{path}` must be an integer of at least {min}, found `{i}`"), node.span);
+                    return self.invalid(node.span);
+                }
+                self.located(ValKind::Int(*i), node.span)
+            }
+            (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
+            (Ty::Enum(e), NodeKind::Str(s)) => match self.policy.enums[*e as usize].variants.iter().position(|v| v == s) {
+                Some(v) => self.located(ValKind::Enum(*e, v as u32), node.span),
+                None => self.type_error(node, ty, path),
+            },
+            (Ty::Record(r), NodeKind::Map(entries)) => self.record(*r, entries, node.span, path),
+            (Ty::List(elem), NodeKind::List(items)) => {
+                let vals: Vec<Val> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| self.value(item, elem, field, &format!("{path}[{i}]")))
+                    .collect();
+                if let Some(u) = field.and_then(|f| f.unique.as_ref()) {
+                    self.unique(u, &vals, path, node.span);
+                }
+                self.located(ValKind::List(Arc::new(vals)), node.span)
+            }
+            (Ty::Map(k, v), NodeKind::Map(entries)) => self.map(k, v, entries, field, node.span, path),
+            _ => self.type_error(node, ty, path),
+        }
+    }
+
+    fn unique(&mut self, check: &CheckDef, vals: &[Val], path: &str, span: Span) {
+        let mut seen: HashMap<String, &Val> = HashMap::new();
+        let mut clean = true;
+        for v in vals {
+            let Some(id) = v.identity(self.policy) else { continue };
+            if let Some(first) = seen.get(&id) {
+                clean = false;
+                let here = v.origin.document_span().map(|(_, s)| s).unwrap_or(span);
+                let label = v.label(self.policy).unwrap_or_default();
+                let mut f = structural(Some(check), &format!("{path}[{label}]"), format!("`{label}` is declared twice in `{path}`; it counts once"), self.doc, here);
+                if let Some((d, s)) = first.origin.document_span() {
+                    f.labels.push((d, s, "first declared here".into()));
+                }
+                self.findings.push(f);
+            } else {
+                seen.insert(id, v);
+            }
+        }
+        if clean {
+            self.unique_subjects.entry(check.rule.clone()).or_default().insert(path.into(), (Outcome::Pass, Some(span)));
+        }
+    }
+
+    fn map(&mut self, key_ty: &Ty, value_ty: &Ty, entries: &[crate::document::Entry], field: Option<&FieldDef>, span: Span, path: &str) -> Val {
+        let duplicated = self.duplicates(entries, path);
+        let mut out: Vec<(Val, Val)> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            if self.is_forbidden(&e.key) {
+                continue;
+            }
+            let here = join(path, &e.key);
+            let key = match key_ty {
+                Ty::Enum(en) => match self.policy.enums[*en as usize].variants.iter().position(|v| *v == e.key) {
+                    Some(v) => self.located(ValKind::Enum(*en, v as u32), e.key_span),
+                    None => {
+                        let d = &self.policy.enums[*en as usize];
+                        let vs: Vec<String> = d.variants.iter().map(|v| format!("`{v}`")).collect();
+                        let mut message = format!("unknown key `{}` in `{path}`; the keys are {}", e.key, vs.join(", "));
+                        if let Some(near) = did_you_mean(&e.key, d.variants.iter().map(String::as_str)) {
+                            message = format!("unknown key `{}` in `{path}`; did you mean `{near}`?", e.key);
+                        }
+                        self.fail(CHECK_UNKNOWN_KEY, &here, message, e.key_span);
+                        continue;
+                    }
+                },
+                _ => self.located(ValKind::Str(e.key.as_str().into()), e.key_span),
+            };
+            if duplicated.contains(&i) {
+                out.push((key, self.invalid(e.value.span)));
+                continue;
+            }
+            if out.iter().any(|(k, _)| k.same(&key) == Some(true)) {
+                continue; // a duplicate, already reported and kept as unknown
+            }
+            let pushed = if let ValKind::Enum(en, v) = key.kind {
+                self.keys.push((en, v));
+                true
+            } else {
+                false
+            };
+            let val = self.value(&e.value, value_ty, field, &here);
+            if let Some(f) = field {
+                self.bounds(f, &val, &here);
+            }
+            if pushed {
+                self.keys.pop();
+            }
+            out.push((key, val));
+        }
+        // Absent is not a hole: every key of the enumeration takes its default.
+        if let (Ty::Enum(en), Some(default)) = (key_ty, field.and_then(|f| f.default.as_ref())) {
+            let count = self.policy.enums[*en as usize].variants.len() as u32;
+            for v in 0..count {
+                if !out.iter().any(|(k, _)| matches!(k.kind, ValKind::Enum(_, x) if x == v)) {
+                    self.keys.push((*en, v));
+                    let val = self.default(default, &join(path, self.policy.variant_name(*en, v)), span);
+                    self.keys.pop();
+                    out.push((Val::new(ValKind::Enum(*en, v), val.origin.clone()), val));
+                }
+            }
+        }
+        self.located(ValKind::Map(Arc::new(out)), span)
+    }
+
+    /// Indices of entries whose key appears earlier too; each is reported.
+    fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str) -> HashSet<usize> {
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        let mut dup = HashSet::new();
+        for (i, e) in entries.iter().enumerate() {
+            match first.get(e.key.as_str()) {
+                Some(&j) => {
+                    dup.insert(i);
+                    dup.insert(j);
+                    let here = join(path, &e.key);
+                    let mut f = structural(
+                        self.checks[CHECK_DUPLICATE_KEY].as_ref(),
+                        &here,
+                        format!("key `{}` appears twice in `{}`; readers would disagree on which one counts, so neither does", e.key, if path.is_empty() { "the document" } else { path }),
+                        self.doc,
+                        e.key_span,
+                    );
+                    f.labels.push((self.doc, entries[j].key_span, "first here".into()));
+                    self.findings.push(f);
+                }
+                None => {
+                    first.insert(&e.key, i);
+                }
+            }
+        }
+        dup
+    }
+
+    fn record(&mut self, r: RecordId, entries: &[crate::document::Entry], span: Span, path: &str) -> Val {
+        let def = &self.policy.records[r as usize];
+        let saved = self.checks.clone();
+        for (i, c) in def.checks.iter().enumerate() {
+            if let Some(c) = c {
+                self.checks[i] = Some(c.clone());
+            }
+        }
+        let duplicated = self.duplicates(entries, path);
+        let mut fields: Vec<Option<Val>> = vec![None; def.fields.len()];
+        for (i, e) in entries.iter().enumerate() {
+            if self.is_forbidden(&e.key) {
+                continue;
+            }
+            let here = join(path, &e.key);
+            let Some(fi) = def.field(&e.key) else {
+                // A selector key (`kind`) is part of every document.
+                if path.is_empty() && self.is_selector_key(&e.key) {
+                    continue;
+                }
+                let mut message = format!("unknown key `{}` in `{}`", e.key, if path.is_empty() { def.name.as_str() } else { path });
+                if let Some(near) = did_you_mean(&e.key, def.fields.iter().map(|f| f.name.as_str())) {
+                    message.push_str(&format!("; did you mean `{near}`?"));
+                }
+                self.fail(CHECK_UNKNOWN_KEY, &here, message, e.key_span);
+                continue;
+            };
+            if duplicated.contains(&i) {
+                fields[fi] = Some(self.invalid(e.value.span));
+                continue;
+            }
+            let field = &def.fields[fi];
+            let val = self.value(&e.value, &field.ty, Some(field), &here);
+            if !matches!(field.ty, Ty::Map(..)) {
+                self.bounds(field, &val, &here);
+            }
+            fields[fi] = Some(val);
+        }
+        let mut out = Vec::with_capacity(fields.len());
+        for (fi, v) in fields.into_iter().enumerate() {
+            let field = &def.fields[fi];
+            let here = join(path, &field.name);
+            out.push(match v {
+                Some(v) => v,
+                None => match &field.default {
+                    Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
+                    Some(_) => {
+                        // A map left out entirely: every key takes its default.
+                        let mut m = match &field.ty {
+                            Ty::Map(k, vt) => self.map(k, vt, &[], Some(field), span, &here),
+                            _ => Val::unknown(),
+                        };
+                        m.origin = Origin::Missing { what: here.as_str().into(), doc: Some(self.doc), span };
+                        m
+                    }
+                    None => {
+                        if !field.optional {
+                            self.fail(CHECK_TYPE, &here, format!("`{}` requires the key `{}`", if path.is_empty() { def.name.as_str() } else { path }, field.name), span);
+                        }
+                        Val::missing(&here, Some(self.doc), span)
+                    }
+                },
+            });
+        }
+        self.checks = saved;
+        self.located(ValKind::Record(r, Arc::new(out)), span)
+    }
+
+    fn is_selector_key(&self, key: &str) -> bool {
+        self.policy.documents.iter().any(|d| match &d.selector {
+            SelectorDef::Absent(k) | SelectorDef::Equals(k, _) => k == key,
+        })
+    }
+
+    /// The matrix row for the nearest enclosing key of the matrix's enumeration.
+    fn cell(&self, matrix: MatrixId, column: usize) -> Option<Val> {
+        let m = &self.policy.matrices[matrix as usize];
+        let (_, v) = self.keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;
+        m.cells.get(*v as usize)?.get(column).cloned()
+    }
+
+    fn default(&self, d: &DefaultDef, path: &str, span: Span) -> Val {
+        match d {
+            DefaultDef::Value(v) => v.clone(),
+            DefaultDef::Column { matrix, column, .. } => {
+                self.cell(*matrix, *column).unwrap_or_else(|| Val::missing(path, Some(self.doc), span))
+            }
+        }
+    }
+
+    /// Checks a value the document set against the field's tighten-only bounds.
+    fn bounds(&mut self, field: &FieldDef, val: &Val, path: &str) {
+        if !matches!(val.origin, Origin::Document { .. }) || val.is_absent() {
+            return;
+        }
+        for b in &field.bounds {
+            let Some(bound) = self.cell(b.matrix, b.column) else { continue };
+            let Some(ok) = tight_enough(val, &bound, b.kind) else { continue };
+            let span = val.origin.document_span().map(|(_, s)| s);
+            let entry = self.bound_subjects.entry(b.rule.clone()).or_default();
+            if ok {
+                entry.insert(path.into(), (Outcome::Pass, span));
+                continue;
+            }
+            entry.insert(path.into(), (Outcome::Fail, span));
+            let word = match b.kind {
+                BoundKind::Floor => "floor",
+                BoundKind::Ceiling => "ceiling",
+            };
+            let (v, w) = (val.display(self.policy), bound.display(self.policy));
+            let relation = match val.kind {
+                ValKind::Int(_) if b.kind == BoundKind::Floor => "below",
+                ValKind::Int(_) => "above",
+                _ => "looser than",
+            };
+            let matrix = &self.policy.matrices[b.matrix as usize];
+            self.findings.push(Finding {
+                rule: b.rule.clone(),
+                outcome: Outcome::Fail,
+                subject: path.into(),
+                message: format!("`{path}` is `{v}`, {relation} its {word} `{w}` ({}.{}); a binding may tighten a {word}, never loosen it", matrix.name, matrix.columns[b.column].name),
+                location: span.map(|s| (self.doc, s)),
+                policy: Some(b.loc),
+                labels: vec![],
+            });
+        }
+    }
+}
+
+/// Whether `v` is at `bound` or tighter; `None` when either is unknown.
+pub fn tight_enough(v: &Val, bound: &Val, kind: BoundKind) -> Option<bool> {
+    match (&v.kind, &bound.kind) {
+        // Tightest first: a smaller index is tighter, whether the bound is a floor or a ceiling.
+        (ValKind::Enum(e, a), ValKind::Enum(f, b)) if e == f => Some(a <= b),
+        (ValKind::Int(a), ValKind::Int(b)) => Some(if kind == BoundKind::Floor { a >= b } else { a <= b }),
+        (ValKind::Bool(a), ValKind::Bool(b)) => Some(if kind == BoundKind::Floor { a >= b } else { a <= b }),
+        _ => None,
+    }
+}

@@ -1,0 +1,163 @@
+//! The salsa database: source texts are inputs; parsing, compiling, loading
+//! and checking are tracked queries. Nothing here prints or touches the file
+//! system; callers set inputs and read results.
+
+use std::sync::{Arc, Mutex};
+
+use grail_lang::Parsed;
+
+use crate::check;
+use crate::diagnostic::{Finding, PolicyDiagnostic, Severity};
+use crate::document::{self, Format, Limits, Node, SyntaxError};
+use crate::hir::{Loc, Policy};
+use crate::lower::lower;
+
+/// One source file: a policy file or a document, by path and text.
+#[salsa::input(debug)]
+pub struct SourceText {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+    /// Where the file stopped being UTF-8 (`text` then holds a lossy decoding
+    /// and is not read as a document).
+    #[returns(copy)]
+    pub decode_error: Option<usize>,
+}
+
+impl SourceText {
+    /// A source from the bytes of a file: decoded, or lossily decoded with the
+    /// offset of the first byte that is not UTF-8.
+    pub fn from_bytes(db: &dyn salsa::Database, path: String, bytes: Vec<u8>) -> SourceText {
+        match String::from_utf8(bytes) {
+            Ok(text) => SourceText::new(db, path, text, None),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                SourceText::new(db, path, text, Some(at))
+            }
+        }
+    }
+}
+
+/// The files of one policy; file `i` is `Loc { file: i, .. }` in diagnostics.
+#[salsa::input(debug)]
+pub struct PolicySet {
+    #[returns(ref)]
+    pub files: Vec<SourceText>,
+}
+
+/// The documents checked together as one deployment.
+#[salsa::input(debug)]
+pub struct Deployment {
+    #[returns(ref)]
+    pub documents: Vec<SourceText>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn parse_policy(db: &dyn salsa::Database, file: SourceText) -> Parsed {
+    grail_lang::parse(file.text(db))
+}
+
+/// A compiled policy and its diagnostics; the policy is usable only when no
+/// diagnostic is an error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compiled {
+    pub policy: Arc<Policy>,
+    pub diagnostics: Vec<PolicyDiagnostic>,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn compile_policy(db: &dyn salsa::Database, set: PolicySet) -> Compiled {
+    let mut diagnostics = Vec::new();
+    let mut files = Vec::new();
+    for (i, file) in set.files(db).iter().enumerate() {
+        let parsed = parse_policy(db, *file);
+        for e in &parsed.errors {
+            diagnostics.push(PolicyDiagnostic::error("syntax", Loc { file: i as u32, span: e.span }, e.message.clone()));
+        }
+        files.push(&parsed.file);
+    }
+    let lowered = lower(&files);
+    diagnostics.extend(lowered.diagnostics);
+    Compiled { policy: Arc::new(lowered.policy), diagnostics }
+}
+
+/// How a document is read: by its extension, else by its first character.
+pub fn document_format(path: &str, text: &str) -> Format {
+    document::format_for_path(path).unwrap_or_else(|| {
+        if text.trim_start_matches('\u{feff}').trim_start().starts_with(['{', '[']) { Format::Json } else { Format::Yaml }
+    })
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, SyntaxError> {
+    let text = doc.text(db);
+    if let Some(at) = doc.decode_error(db) {
+        return Err(SyntaxError {
+            message: format!("the document is not valid UTF-8: byte {at} starts an invalid sequence"),
+            span: grail_lang::ast::Span::new(at, at + 1),
+        });
+    }
+    document::load(text, document_format(doc.path(db), text), &Limits::default())
+}
+
+/// Every outcome of every rule for one document checked on its own
+/// (document index 0 in the findings).
+#[salsa::tracked(returns(ref))]
+pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Vec<Finding> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Vec::new();
+    }
+    check::check_one(&compiled.policy, load_document(db, doc))
+}
+
+/// Every outcome for a deployment; document `i` of the deployment is index `i` in findings.
+#[salsa::tracked(returns(ref))]
+pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<Finding> {
+    let mut all = Vec::new();
+    for (i, doc) in deployment.documents(db).iter().enumerate() {
+        all.extend(check_document(db, set, *doc).iter().cloned().map(|mut f| {
+            f.location = f.location.map(|(_, s)| (i as u32, s));
+            f.labels.iter_mut().for_each(|l| l.0 = i as u32);
+            f
+        }));
+    }
+    all
+}
+
+/// The engine's database.
+#[salsa::db]
+#[derive(Clone, Default)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+/// The names of the queries that ran, recorded by [`Database::with_log`].
+pub type QueryLog = Arc<Mutex<Vec<String>>>;
+
+impl Database {
+    /// A database that records every query execution, for incrementality tests.
+    pub fn with_log() -> (Database, QueryLog) {
+        let log: QueryLog = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Ok(mut log) = sink.lock()
+            {
+                log.push(format!("{database_key:?}"));
+            }
+        })));
+        (Database { storage }, log)
+    }
+}

@@ -1,0 +1,120 @@
+//! Diagnostics are data: what the engine found, independent of how it is shown.
+//! Renderers (human, JSON, editor) live at the edge.
+
+use grail_lang::ast::Span;
+
+use crate::hir::Loc;
+
+/// A problem in a policy: it does not parse, resolve or type check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyDiagnostic {
+    /// A stable code, e.g. `unknown-name`; see docs/language.md.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub loc: Loc,
+    /// More spans, each with a label.
+    pub labels: Vec<(Loc, String)>,
+    pub help: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl PolicyDiagnostic {
+    pub fn error(code: &'static str, loc: Loc, message: impl Into<String>) -> Self {
+        PolicyDiagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            loc,
+            labels: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_label(mut self, loc: Loc, label: impl Into<String>) -> Self {
+        self.labels.push((loc, label.into()));
+        self
+    }
+}
+
+/// The outcome of one rule for one subject.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Outcome {
+    Pass,
+    NotApplicable,
+    Unknown,
+    Fail,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::NotApplicable => "not_applicable",
+            Outcome::Unknown => "unknown",
+            Outcome::Fail => "fail",
+        }
+    }
+}
+
+/// One outcome of one rule for one subject of a deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: String,
+    pub outcome: Outcome,
+    /// What the rule judged, e.g. `verification_topology.C4`.
+    pub subject: String,
+    /// Why it failed, why it is unknown, or why it does not apply.
+    pub message: String,
+    /// The document (its index in the deployment) and span the finding points at.
+    pub location: Option<(u32, Span)>,
+    /// Where the rule is declared in the policy.
+    pub policy: Option<Loc>,
+    /// Further document locations, each with a label.
+    pub labels: Vec<(u32, Span, String)>,
+}
+
+/// Counts per outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub pass: usize,
+    pub fail: usize,
+    pub unknown: usize,
+    pub not_applicable: usize,
+}
+
+impl Summary {
+    pub fn of(findings: &[Finding]) -> Summary {
+        let mut s = Summary::default();
+        for f in findings {
+            match f.outcome {
+                Outcome::Pass => s.pass += 1,
+                Outcome::Fail => s.fail += 1,
+                Outcome::Unknown => s.unknown += 1,
+                Outcome::NotApplicable => s.not_applicable += 1,
+            }
+        }
+        s
+    }
+
+    /// The worst outcome present.
+    pub fn verdict(&self) -> Outcome {
+        if self.fail > 0 {
+            Outcome::Fail
+        } else if self.unknown > 0 {
+            Outcome::Unknown
+        } else {
+            Outcome::Pass
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! Evaluates lowered rules over conformed documents, in three-valued logic:
+//! an absent value makes what depends on it unknown, never true.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use grail_lang::ast::Span;
+
+use crate::diagnostic::{Finding, Outcome};
+use crate::hir::*;
+use crate::value::{Origin, Truth, Val, ValKind};
+
+/// The documents of a deployment, by kind: `roots[kind]` is the conformed
+/// document of that kind, if the deployment has one.
+pub struct Roots<'a> {
+    pub roots: &'a [Option<Val>],
+}
+
+/// Evaluates one rule; every outcome (pass, fail, unknown, not applicable) is pushed.
+pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, out: &mut Vec<Finding>) {
+    if rule.reads.iter().any(|k| roots.roots.get(*k as usize).is_none_or(Option::is_none)) {
+        return;
+    }
+    let binder = rule
+        .reads
+        .first()
+        .and_then(|k| policy.documents.get(*k as usize))
+        .map(|d| d.binder.clone())
+        .unwrap_or_default();
+    let root_span = rule
+        .reads
+        .first()
+        .and_then(|k| roots.roots.get(*k as usize)?.as_ref()?.origin.document_span());
+    let mut ev = Evaluator { policy, roots: roots.roots, env: vec![Val::unknown(); rule.slots as usize] };
+    let mut walk = Walk { rule, out, subject: Vec::new(), last_bound: None, default_subject: binder, root_span };
+    walk.clauses(&mut ev, 0);
+}
+
+struct Walk<'r, 'o> {
+    rule: &'r RuleDef,
+    out: &'o mut Vec<Finding>,
+    /// Subject path segments: `verification_topology`, `.C3`, `[reviewer-a]`.
+    subject: Vec<String>,
+    last_bound: Option<(u32, Span)>,
+    default_subject: String,
+    root_span: Option<(u32, Span)>,
+}
+
+impl Walk<'_, '_> {
+    fn subject(&self) -> String {
+        if self.subject.is_empty() { self.default_subject.clone() } else { self.subject.concat() }
+    }
+
+    fn emit(&mut self, ev: &mut Evaluator<'_>, outcome: Outcome, message: String) {
+        let location = self
+            .rule
+            .at
+            .as_ref()
+            .and_then(|at| ev.eval(at).origin.document_span())
+            .or(self.last_bound)
+            .or(self.root_span);
+        self.out.push(Finding {
+            rule: self.rule.id.clone(),
+            outcome,
+            subject: self.subject(),
+            message,
+            location,
+            policy: Some(self.rule.loc),
+            labels: Vec::new(),
+        });
+    }
+
+    fn clauses(&mut self, ev: &mut Evaluator<'_>, i: usize) {
+        let Some(clause) = self.rule.clauses.get(i) else { return };
+        match clause {
+            ClauseDef::For { pattern, domain, label } => {
+                let d = ev.eval(domain);
+                let Some(elements) = ev.elements(&d, pattern) else {
+                    let what = missing_what(&d, &domain.text);
+                    self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
+                    return;
+                };
+                if elements.is_empty() {
+                    self.emit(ev, Outcome::NotApplicable, format!("`{}` is empty", domain.text));
+                    return;
+                }
+                let depth = self.subject.len();
+                let saved = self.last_bound;
+                if self.subject.is_empty()
+                    && let Some(l) = label
+                {
+                    self.subject.push(l.clone());
+                }
+                let base = self.subject.len();
+                for (n, values) in elements.into_iter().enumerate() {
+                    let labels: Vec<String> = match pattern {
+                        PatternDef::Entry(..) => values[..1].iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect(),
+                        _ => values.iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect(),
+                    };
+                    self.subject.truncate(base);
+                    let segment = if self.subject.is_empty() {
+                        labels.join(", ")
+                    } else if matches!(pattern, PatternDef::Entry(..)) || (label.is_some() && base == depth + 1) {
+                        format!(".{}", labels.join(", "))
+                    } else {
+                        format!("[{}]", labels.join(", "))
+                    };
+                    self.subject.push(segment);
+                    self.last_bound = values.last().and_then(|v| v.origin.document_span()).or(saved);
+                    ev.bind(pattern, values);
+                    self.clauses(ev, i + 1);
+                }
+                self.subject.truncate(depth);
+                self.last_bound = saved;
+            }
+            ClauseDef::Let { slot, value } => {
+                let v = ev.eval(value);
+                ev.env[*slot as usize] = v;
+                self.clauses(ev, i + 1);
+            }
+            ClauseDef::When { guard, reason } => match ev.eval(guard).as_truth() {
+                Truth::True => self.clauses(ev, i + 1),
+                Truth::False => {
+                    let message = match reason {
+                        Some(t) => ev.render(t),
+                        None => format!("`{}` does not hold", guard.text),
+                    };
+                    self.emit(ev, Outcome::NotApplicable, message);
+                }
+                Truth::Unknown => {
+                    let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
+                    self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: `{what}` is absent or invalid"));
+                }
+            },
+            ClauseDef::Require { check, fail, message, .. } => match ev.eval(check).as_truth() {
+                Truth::True => self.emit(ev, Outcome::Pass, String::new()),
+                Truth::False => {
+                    let m = ev.render(message);
+                    self.emit(ev, if *fail { Outcome::Fail } else { Outcome::Unknown }, m);
+                }
+                Truth::Unknown => {
+                    let what = ev.first_missing(check).unwrap_or_else(|| check.text.clone());
+                    self.emit(ev, Outcome::Unknown, format!("cannot be established: `{what}` is absent or invalid"));
+                }
+            },
+        }
+    }
+}
+
+fn missing_what(v: &Val, text: &str) -> String {
+    match &v.origin {
+        Origin::Missing { what, .. } => what.to_string(),
+        _ => text.to_string(),
+    }
+}
+
+pub struct Evaluator<'a> {
+    pub policy: &'a Policy,
+    pub roots: &'a [Option<Val>],
+    pub env: Vec<Val>,
+}
+
+impl<'a> Evaluator<'a> {
+    fn bind(&mut self, pattern: &PatternDef, values: Vec<Val>) {
+        let mut values = values.into_iter();
+        match *pattern {
+            PatternDef::One(a) => self.env[a as usize] = values.next().unwrap_or_else(Val::unknown),
+            PatternDef::Entry(a, b) | PatternDef::Pair(a, b) => {
+                self.env[a as usize] = values.next().unwrap_or_else(Val::unknown);
+                self.env[b as usize] = values.next().unwrap_or_else(Val::unknown);
+            }
+        }
+    }
+
+    /// The bindings a pattern takes over a domain; `None` when the domain is unknown.
+    fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
+        Some(match (&domain.kind, pattern) {
+            (ValKind::List(items), _) => items.iter().map(|v| vec![v.clone()]).collect(),
+            (ValKind::Map(entries), PatternDef::Entry(..)) => entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect(),
+            (ValKind::Map(entries), _) => entries.iter().map(|(k, _)| vec![k.clone()]).collect(),
+            (ValKind::Domain(e), _) => {
+                let n = self.policy.enums.get(*e as usize).map_or(0, |d| d.variants.len());
+                (0..n as u32).map(|v| vec![Val::computed(ValKind::Enum(*e, v))]).collect()
+            }
+            (ValKind::Pairs(pairs), _) => pairs.iter().map(|(a, b)| vec![a.clone(), b.clone()]).collect(),
+            _ => return None,
+        })
+    }
+
+    fn render(&mut self, t: &Template) -> String {
+        let mut out = String::new();
+        for part in &t.parts {
+            match part {
+                TemplatePart::Text(s) => out.push_str(s),
+                TemplatePart::Hole(e) => {
+                    let v = self.eval(e);
+                    out.push_str(&v.display(self.policy));
+                }
+            }
+        }
+        out
+    }
+
+    /// The first value an expression reads that is absent, for UNKNOWN messages.
+    pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
+        let children: Vec<&Expr> = match &e.kind {
+            ExprKind::Field(b, _) | ExprKind::Column(b, _) => vec![b],
+            ExprKind::MapGet(a, b) => vec![a, b],
+            ExprKind::MatrixRow(_, b) | ExprKind::Not(b) | ExprKind::Present(b) | ExprKind::Count(b) => vec![b],
+            ExprKind::Empty(b) | ExprKind::Pairs(b) | ExprKind::Lower(b) => vec![b],
+            ExprKind::And(a, b)
+            | ExprKind::Or(a, b)
+            | ExprKind::Compare(_, a, b)
+            | ExprKind::Tighter(a, b)
+            | ExprKind::In(a, b)
+            | ExprKind::Concat(a, b)
+            | ExprKind::Add(a, b)
+            | ExprKind::Sub(a, b)
+            | ExprKind::Max(a, b)
+            | ExprKind::Min(a, b) => vec![a, b],
+            ExprKind::Coalesce(_, b) => vec![b],
+            ExprKind::Let { value, body, .. } => {
+                let v = self.eval(value);
+                let found = self.first_missing(value);
+                if let ExprKind::Let { slot, .. } = &e.kind {
+                    self.env[*slot as usize] = v;
+                }
+                return found.or_else(|| self.first_missing(body));
+            }
+            ExprKind::CountBy { domain, .. } | ExprKind::Quant { domain, .. } | ExprKind::Comprehension { domain, .. } => vec![domain],
+            _ => vec![],
+        };
+        for c in children {
+            if let Some(found) = self.first_missing(c) {
+                return Some(found);
+            }
+        }
+        let v = self.eval(e);
+        if v.is_absent() && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..)) {
+            return Some(missing_what(&v, &e.text));
+        }
+        None
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> Val {
+        use ValKind as V;
+        match &e.kind {
+            ExprKind::Lit(v) => v.clone(),
+            ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Val::unknown),
+            ExprKind::Doc(k) => self.roots.get(*k as usize).cloned().flatten().unwrap_or_else(Val::unknown),
+            ExprKind::Matrix(m) => Val::computed(V::Matrix(*m)),
+            ExprKind::Domain(en) => Val::computed(V::Domain(*en)),
+            ExprKind::Field(base, i) => {
+                let b = self.eval(base);
+                match &b.kind {
+                    V::Record(_, fields) => fields.get(*i).cloned().unwrap_or_else(Val::unknown),
+                    _ => absent_below(&b, &e.text),
+                }
+            }
+            ExprKind::Column(row, i) => {
+                let r = self.eval(row);
+                match r.kind {
+                    V::Row(m, v) => self
+                        .policy
+                        .matrices
+                        .get(m as usize)
+                        .and_then(|d| d.cells.get(v as usize)?.get(*i).cloned())
+                        .unwrap_or_else(Val::unknown),
+                    _ => absent_below(&r, &e.text),
+                }
+            }
+            ExprKind::MatrixRow(m, key) => {
+                let k = self.eval(key);
+                match k.kind {
+                    V::Enum(_, v) => Val::computed(V::Row(*m, v)),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::MapGet(base, key) => {
+                let b = self.eval(base);
+                let k = self.eval(key);
+                match &b.kind {
+                    V::Map(entries) => entries
+                        .iter()
+                        .find(|(ek, _)| ek.same(&k) == Some(true))
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_else(|| absent_below(&b, &e.text)),
+                    _ => absent_below(&b, &e.text),
+                }
+            }
+            ExprKind::Not(x) => Val::truth(match self.eval(x).as_truth() {
+                Truth::True => Truth::False,
+                Truth::False => Truth::True,
+                Truth::Unknown => Truth::Unknown,
+            }),
+            ExprKind::And(a, b) => {
+                let x = self.eval(a).as_truth();
+                if x == Truth::False {
+                    return Val::bool(false);
+                }
+                let y = self.eval(b).as_truth();
+                Val::truth(match (x, y) {
+                    (_, Truth::False) => Truth::False,
+                    (Truth::True, Truth::True) => Truth::True,
+                    _ => Truth::Unknown,
+                })
+            }
+            ExprKind::Or(a, b) => {
+                let x = self.eval(a).as_truth();
+                if x == Truth::True {
+                    return Val::bool(true);
+                }
+                let y = self.eval(b).as_truth();
+                Val::truth(match (x, y) {
+                    (_, Truth::True) => Truth::True,
+                    (Truth::False, Truth::False) => Truth::False,
+                    _ => Truth::Unknown,
+                })
+            }
+            ExprKind::Compare(cmp, a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                match cmp {
+                    Cmp::Eq => x.same(&y).map_or_else(Val::unknown, Val::bool),
+                    Cmp::Ne => x.same(&y).map_or_else(Val::unknown, |s| Val::bool(!s)),
+                    _ => match order(&x, &y) {
+                        None => Val::unknown(),
+                        Some(o) => Val::bool(match cmp {
+                            Cmp::Lt => o.is_lt(),
+                            Cmp::Le => o.is_le(),
+                            Cmp::Gt => o.is_gt(),
+                            _ => o.is_ge(),
+                        }),
+                    },
+                }
+            }
+            ExprKind::Tighter(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                order(&x, &y).map_or_else(Val::unknown, |o| Val::bool(o.is_lt()))
+            }
+            ExprKind::In(x, coll) => {
+                let v = self.eval(x);
+                let c = self.eval(coll);
+                let items: Vec<&Val> = match &c.kind {
+                    V::List(items) => items.iter().collect(),
+                    V::Map(entries) => entries.iter().map(|(k, _)| k).collect(),
+                    V::Domain(en) => {
+                        return match v.kind {
+                            V::Enum(f, _) => Val::bool(f == *en),
+                            _ => Val::unknown(),
+                        };
+                    }
+                    _ => return Val::unknown(),
+                };
+                let mut unknown = v.is_absent();
+                for item in items {
+                    match item.same(&v) {
+                        Some(true) => return Val::bool(true),
+                        Some(false) => {}
+                        None => unknown = true,
+                    }
+                }
+                if unknown { Val::unknown() } else { Val::bool(false) }
+            }
+            ExprKind::Coalesce(a, b) => {
+                let x = self.eval(a);
+                if x.is_absent() { self.eval(b) } else { x }
+            }
+            ExprKind::Concat(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                match (&x.kind, &y.kind) {
+                    (V::List(p), V::List(q)) => Val::computed(V::List(Arc::new(p.iter().chain(q.iter()).cloned().collect()))),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::Add(a, b) | ExprKind::Sub(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                match (&x.kind, &y.kind) {
+                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(if matches!(e.kind, ExprKind::Add(..)) { p.saturating_add(*q) } else { p.saturating_sub(*q) })),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::Present(x) => Val::bool(!self.eval(x).is_absent()),
+            ExprKind::Count(x) => {
+                let c = self.eval(x);
+                match &c.kind {
+                    V::List(items) => match distinct(self.policy, items) {
+                        Some(d) => Val::computed(V::Int(d.len() as i64)),
+                        None => Val::unknown(),
+                    },
+                    V::Map(entries) => Val::computed(V::Int(entries.len() as i64)),
+                    V::Domain(en) => Val::computed(V::Int(self.policy.enums.get(*en as usize).map_or(0, |d| d.variants.len()) as i64)),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::CountBy { slot, domain, key } => {
+                let d = self.eval(domain);
+                let V::List(items) = &d.kind else { return Val::unknown() };
+                let mut seen = HashSet::new();
+                for item in items.iter() {
+                    self.env[*slot as usize] = item.clone();
+                    match self.eval(key).identity(self.policy) {
+                        Some(id) => {
+                            seen.insert(id);
+                        }
+                        None => return Val::unknown(),
+                    }
+                }
+                Val::computed(V::Int(seen.len() as i64))
+            }
+            ExprKind::Empty(x) => match &self.eval(x).kind {
+                V::List(items) => Val::bool(items.is_empty()),
+                V::Map(entries) => Val::bool(entries.is_empty()),
+                _ => Val::unknown(),
+            },
+            ExprKind::Max(a, b) | ExprKind::Min(a, b) => {
+                let (x, y) = (self.eval(a), self.eval(b));
+                match order(&x, &y) {
+                    None => Val::unknown(),
+                    Some(o) => {
+                        let take_x = if matches!(e.kind, ExprKind::Max(..)) { o.is_ge() } else { o.is_le() };
+                        if take_x { x } else { y }
+                    }
+                }
+            }
+            ExprKind::Pairs(x) => {
+                let c = self.eval(x);
+                let V::List(items) = &c.kind else { return Val::unknown() };
+                let Some(d) = distinct(self.policy, items) else { return Val::unknown() };
+                let mut pairs = Vec::new();
+                for i in 0..d.len() {
+                    for j in i + 1..d.len() {
+                        pairs.push((d[i].clone(), d[j].clone()));
+                    }
+                }
+                Val::computed(V::Pairs(Arc::new(pairs)))
+            }
+            ExprKind::Lower(x) => {
+                let v = self.eval(x);
+                match &v.kind {
+                    V::Str(s) => Val::new(V::Str(s.to_lowercase().into()), v.origin.clone()),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::List(items) => Val::computed(V::List(Arc::new(items.iter().map(|i| self.eval(i)).collect()))),
+            ExprKind::Quant { every, pattern, domain, body } => {
+                let d = self.eval(domain);
+                let Some(elements) = self.elements(&d, pattern) else { return Val::unknown() };
+                let mut unknown = false;
+                for values in elements {
+                    self.bind(pattern, values);
+                    match (self.eval(body).as_truth(), every) {
+                        (Truth::False, true) => return Val::bool(false),
+                        (Truth::True, false) => return Val::bool(true),
+                        (Truth::Unknown, _) => unknown = true,
+                        _ => {}
+                    }
+                }
+                if unknown { Val::unknown() } else { Val::bool(*every) }
+            }
+            ExprKind::Comprehension { value, pattern, domain, filter } => {
+                let d = self.eval(domain);
+                let Some(elements) = self.elements(&d, pattern) else { return absent_below(&d, &e.text) };
+                let mut out = Vec::new();
+                for values in elements {
+                    self.bind(pattern, values);
+                    if let Some(f) = filter {
+                        match self.eval(f).as_truth() {
+                            Truth::True => {}
+                            Truth::False => continue,
+                            Truth::Unknown => return Val::unknown(),
+                        }
+                    }
+                    out.push(self.eval(value));
+                }
+                Val::computed(V::List(Arc::new(out)))
+            }
+            ExprKind::Let { slot, value, body } => {
+                let v = self.eval(value);
+                if let Some(s) = self.env.get_mut(*slot as usize) {
+                    *s = v;
+                }
+                self.eval(body)
+            }
+        }
+    }
+}
+
+/// The absence of something below `parent`: located at the parent.
+fn absent_below(parent: &Val, what: &str) -> Val {
+    match &parent.origin {
+        Origin::Missing { .. } => parent.clone(),
+        other => {
+            let (doc, span) = other.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+            Val::missing(what, doc, span)
+        }
+    }
+}
+
+/// Order of two ints or two variants of one enumeration (declaration order).
+fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
+    match (&a.kind, &b.kind) {
+        (ValKind::Int(x), ValKind::Int(y)) => Some(x.cmp(y)),
+        (ValKind::Enum(e, x), ValKind::Enum(f, y)) if e == f => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// The first entry of every distinct identity; `None` if an identity is unknown.
+fn distinct(policy: &Policy, items: &[Val]) -> Option<Vec<Val>> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for item in items {
+        if seen.insert(item.identity(policy)?) {
+            out.push(item.clone());
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,304 @@
+//! The lowered policy: names resolved, types checked, functions expanded.
+//!
+//! This is what evaluation runs on. It holds no syntax-tree types except
+//! spans, so that a change that does not alter meaning (a comment, a blank
+//! line elsewhere) can leave dependent queries untouched.
+
+use grail_lang::ast::{BoundKind, EnumOrder, Span};
+
+use crate::value::Val;
+
+pub type EnumId = u32;
+pub type RecordId = u32;
+pub type MatrixId = u32;
+pub type DocKindId = u32;
+pub type Slot = u32;
+
+/// Where something is declared: a policy file (its index in the policy set) and a span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub file: u32,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Policy {
+    pub enums: Vec<EnumDef>,
+    pub records: Vec<RecordDef>,
+    pub documents: Vec<DocumentDef>,
+    pub matrices: Vec<MatrixDef>,
+    pub rules: Vec<RuleDef>,
+}
+
+impl Policy {
+    pub fn variant_name(&self, e: EnumId, v: u32) -> &str {
+        self.enums
+            .get(e as usize)
+            .and_then(|d| d.variants.get(v as usize))
+            .map(String::as_str)
+            .unwrap_or("?")
+    }
+
+    /// The rule ids of every rule and every structural check, in declaration order.
+    pub fn rule_ids(&self) -> Vec<(&str, Loc)> {
+        let mut ids: Vec<(&str, Loc)> = Vec::new();
+        for d in &self.documents {
+            for c in d.checks.iter().flatten() {
+                ids.push((&c.rule, c.loc));
+            }
+            for f in &d.forbids {
+                ids.push((&f.rule, f.loc));
+            }
+        }
+        for r in &self.records {
+            for c in r.checks.iter().flatten() {
+                ids.push((&c.rule, c.loc));
+            }
+            for f in &r.fields {
+                for b in &f.bounds {
+                    ids.push((&b.rule, b.loc));
+                }
+                if let Some(u) = &f.unique {
+                    ids.push((&u.rule, u.loc));
+                }
+            }
+        }
+        for r in &self.rules {
+            ids.push((&r.id, r.loc));
+        }
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|(id, _)| seen.insert(*id));
+        ids
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDef {
+    pub name: String,
+    pub order: EnumOrder,
+    pub variants: Vec<String>,
+    pub docs: Vec<String>,
+    pub loc: Loc,
+}
+
+/// A type of the language.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Bool,
+    Int,
+    Str,
+    Enum(EnumId),
+    Record(RecordId),
+    List(Box<Ty>),
+    Map(Box<Ty>, Box<Ty>),
+    /// A matrix as a whole; indexed by its key enumeration it gives a row.
+    Matrix(MatrixId),
+    /// One row of a matrix; its columns are fields.
+    Row(MatrixId),
+    /// An enumeration used as a collection of its variants.
+    Domain(EnumId),
+    /// The unordered pairs of distinct identities of a list.
+    Pairs(Box<Ty>),
+    /// An expression whose type could not be established (already reported).
+    Error,
+}
+
+/// A structural check and the rule id its findings carry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckDef {
+    pub rule: String,
+    pub loc: Loc,
+}
+
+/// Index into [`RecordDef::checks`] / [`DocumentDef::checks`].
+pub const CHECK_SYNTAX: usize = 0;
+pub const CHECK_DUPLICATE_KEY: usize = 1;
+pub const CHECK_UNKNOWN_KEY: usize = 2;
+pub const CHECK_TYPE: usize = 3;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordDef {
+    pub name: String,
+    /// The field that is an entry's identity.
+    pub identity: Option<usize>,
+    pub fields: Vec<FieldDef>,
+    /// Overrides of the document's structural rule ids for keys of this record.
+    pub checks: [Option<CheckDef>; 4],
+    pub docs: Vec<String>,
+    pub loc: Loc,
+}
+
+impl RecordDef {
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: Ty,
+    /// The least value an integer (or every integer of a list or map) may take.
+    pub int_min: Option<i64>,
+    pub optional: bool,
+    pub default: Option<DefaultDef>,
+    pub bounds: Vec<BoundDef>,
+    pub unique: Option<CheckDef>,
+    pub docs: Vec<String>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DefaultDef {
+    /// A matrix column, indexed by the nearest enclosing key of the matrix's enumeration.
+    Column { matrix: MatrixId, column: usize, loc: Loc },
+    Value(Val),
+}
+
+/// A tighten-only bound: the value may be at the bound or tighter, never looser.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundDef {
+    pub kind: BoundKind,
+    pub matrix: MatrixId,
+    pub column: usize,
+    pub rule: String,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectorDef {
+    Absent(String),
+    Equals(String, String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocumentDef {
+    pub name: String,
+    pub binder: String,
+    pub selector: SelectorDef,
+    /// The record of the document's top-level keys.
+    pub record: RecordId,
+    pub checks: [Option<CheckDef>; 4],
+    pub forbids: Vec<ForbidDef>,
+    pub docs: Vec<String>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForbidDef {
+    pub key: String,
+    pub rule: String,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixDef {
+    pub name: String,
+    pub key_enum: EnumId,
+    pub columns: Vec<ColumnDef>,
+    /// `cells[variant][column]`; every variant has a row (checked when lowering).
+    pub cells: Vec<Vec<Val>>,
+    pub docs: Vec<String>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleDef {
+    pub id: String,
+    pub docs: Vec<String>,
+    /// The document kinds the rule reads.
+    pub reads: Vec<DocKindId>,
+    pub clauses: Vec<ClauseDef>,
+    /// Where a finding points, evaluated when the outcome is known.
+    pub at: Option<Expr>,
+    pub slots: u32,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClauseDef {
+    For { pattern: PatternDef, domain: Expr, label: Option<String> },
+    When { guard: Expr, reason: Option<Template> },
+    Let { slot: Slot, value: Expr },
+    Require { check: Expr, fail: bool, message: Template, loc: Loc },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternDef {
+    One(Slot),
+    Entry(Slot, Slot),
+    Pair(Slot, Slot),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    pub parts: Vec<TemplatePart>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplatePart {
+    Text(String),
+    Hole(Expr),
+}
+
+/// A lowered expression; `text` is its source, for explanations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Lit(Val),
+    Var(Slot),
+    /// The document of a kind.
+    Doc(DocKindId),
+    Matrix(MatrixId),
+    Domain(EnumId),
+    Field(Box<Expr>, usize),
+    /// A column of a matrix row.
+    Column(Box<Expr>, usize),
+    MapGet(Box<Expr>, Box<Expr>),
+    MatrixRow(MatrixId, Box<Expr>),
+    Not(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Compare(Cmp, Box<Expr>, Box<Expr>),
+    /// `a tighter_than b` on a tightest-first enumeration.
+    Tighter(Box<Expr>, Box<Expr>),
+    In(Box<Expr>, Box<Expr>),
+    Coalesce(Box<Expr>, Box<Expr>),
+    Concat(Box<Expr>, Box<Expr>),
+    Add(Box<Expr>, Box<Expr>),
+    Sub(Box<Expr>, Box<Expr>),
+    Present(Box<Expr>),
+    Count(Box<Expr>),
+    CountBy { slot: Slot, domain: Box<Expr>, key: Box<Expr> },
+    Empty(Box<Expr>),
+    Max(Box<Expr>, Box<Expr>),
+    Min(Box<Expr>, Box<Expr>),
+    Pairs(Box<Expr>),
+    Lower(Box<Expr>),
+    List(Vec<Expr>),
+    Quant { every: bool, pattern: PatternDef, domain: Box<Expr>, body: Box<Expr> },
+    Comprehension { value: Box<Expr>, pattern: PatternDef, domain: Box<Expr>, filter: Option<Box<Expr>> },
+    /// A function's argument bound for its expanded body.
+    Let { slot: Slot, value: Box<Expr>, body: Box<Expr> },
+}

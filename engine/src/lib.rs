@@ -1,0 +1,26 @@
+//! grail-engine: compiles grail policies and checks documents against them.
+//!
+//! The engine knows nothing of editors, terminals or processes: it never
+//! prints, never exits, and reads no file. Callers put source texts into the
+//! [`db::Database`] and read findings back as data.
+
+pub mod check;
+pub mod conform;
+pub mod db;
+pub mod diagnostic;
+pub mod document;
+pub mod eval;
+pub mod hir;
+pub mod line_index;
+pub mod lower;
+pub mod suggest;
+pub mod value;
+
+/// The shipped guardrail library, embedded at build time.
+pub mod shipped {
+    include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
+}
+
+pub use db::{Database, Deployment, PolicySet, SourceText};
+pub use diagnostic::{Finding, Outcome, PolicyDiagnostic, Severity, Summary};
+pub use line_index::LineIndex;

@@ -1,0 +1,1361 @@
+//! From syntax trees to the lowered [`Policy`]: resolve names, check types,
+//! expand functions. Every problem is a located [`PolicyDiagnostic`]; lowering
+//! goes on past errors so that one mistake does not hide the next.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use grail_lang::ast::{self, EnumOrder, Span};
+use grail_lang::print;
+
+use crate::diagnostic::PolicyDiagnostic;
+use crate::hir::*;
+use crate::suggest::did_you_mean;
+use crate::value::{Origin, Val, ValKind};
+
+/// The lowered policy and everything wrong with it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lowered {
+    pub policy: Policy,
+    pub diagnostics: Vec<PolicyDiagnostic>,
+}
+
+/// Lowers the files of one policy; `files[i]` is file `i` of every [`Loc`].
+pub fn lower(files: &[&ast::SourceFile]) -> Lowered {
+    let mut lw = Lowerer::default();
+    lw.declare(files);
+    lw.lower_enums(files);
+    lw.lower_matrices(files);
+    lw.lower_schemas(files);
+    lw.lower_rules(files);
+    Lowered { policy: lw.policy, diagnostics: lw.diagnostics }
+}
+
+/// A global name and what it denotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Global {
+    Enum(EnumId),
+    Record(RecordId),
+    Document(DocKindId),
+    Matrix(MatrixId),
+    Fn(u32, usize),
+}
+
+#[derive(Default)]
+struct Lowerer {
+    policy: Policy,
+    diagnostics: Vec<PolicyDiagnostic>,
+    /// Type-level and value-level names: enums, records, documents, matrices, functions.
+    globals: HashMap<String, (Global, Loc)>,
+    /// Document binders (`binding`) to their kind.
+    binders: HashMap<String, DocKindId>,
+    /// Where each rule id is declared.
+    rule_ids: HashMap<String, Loc>,
+}
+
+impl Lowerer {
+    fn error(&mut self, code: &'static str, loc: Loc, message: impl Into<String>) -> &mut PolicyDiagnostic {
+        self.diagnostics.push(PolicyDiagnostic::error(code, loc, message));
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    // ------------------------------------------------------------ declarations
+
+    fn declare(&mut self, files: &[&ast::SourceFile]) {
+        let mut enums = 0;
+        let mut records = 0;
+        let mut documents = 0;
+        let mut matrices = 0;
+        for (f, file) in files.iter().enumerate() {
+            for (i, item) in file.items.iter().enumerate() {
+                let name = item.name();
+                let loc = Loc { file: f as u32, span: name.span };
+                let global = match item {
+                    ast::Item::Enum(_) => {
+                        enums += 1;
+                        Global::Enum(enums - 1)
+                    }
+                    ast::Item::Record(_) => {
+                        records += 1;
+                        Global::Record(records - 1)
+                    }
+                    ast::Item::Document(d) => {
+                        // A document's top-level keys are a record of its own.
+                        records += 1;
+                        documents += 1;
+                        self.declare_binder(&d.binder, f as u32, documents - 1);
+                        Global::Document(documents - 1)
+                    }
+                    ast::Item::Matrix(_) => {
+                        matrices += 1;
+                        Global::Matrix(matrices - 1)
+                    }
+                    ast::Item::Fn(_) => Global::Fn(f as u32, i),
+                    ast::Item::Rule(r) => {
+                        self.declare_rule_id(&r.id, f as u32);
+                        continue;
+                    }
+                };
+                if let Some((_, first)) = self.globals.get(&name.text) {
+                    let first = *first;
+                    self.error("duplicate-name", loc, format!("`{}` is declared twice", name.text))
+                        .labels
+                        .push((first, "first declared here".into()));
+                    continue;
+                }
+                self.globals.insert(name.text.clone(), (global, loc));
+            }
+        }
+    }
+
+    fn declare_binder(&mut self, binder: &ast::Name, file: u32, doc: DocKindId) {
+        let loc = Loc { file, span: binder.span };
+        if self.binders.insert(binder.text.clone(), doc).is_some() {
+            self.error("duplicate-name", loc, format!("two document kinds are both named `{}` in rules", binder.text));
+        }
+    }
+
+    fn declare_rule_id(&mut self, id: &ast::Name, file: u32) {
+        let loc = Loc { file, span: id.span };
+        if let Some(first) = self.rule_ids.get(&id.text).copied() {
+            let d = self.error("duplicate-rule", loc, format!("rule `{}` is defined twice", id.text));
+            d.labels.push((first, "first defined here".into()));
+            d.help = Some("every rule identifier names exactly one rule".into());
+        } else {
+            self.rule_ids.insert(id.text.clone(), loc);
+        }
+    }
+
+    /// Every name `lookup` could have meant, for suggestions.
+    fn global_names(&self) -> Vec<&str> {
+        self.globals.keys().chain(self.binders.keys()).map(String::as_str).collect()
+    }
+
+    fn unknown_name(&mut self, loc: Loc, what: &str, name: &str, candidates: &[&str]) {
+        let d = self.error("unknown-name", loc, format!("unknown {what} `{name}`"));
+        if let Some(s) = did_you_mean(name, candidates.iter().copied()) {
+            d.help = Some(format!("did you mean `{s}`?"));
+        }
+    }
+
+    // ------------------------------------------------------------ enumerations
+
+    fn lower_enums(&mut self, files: &[&ast::SourceFile]) {
+        for (f, file) in files.iter().enumerate() {
+            for item in &file.items {
+                let ast::Item::Enum(e) = item else { continue };
+                let mut variants: Vec<String> = Vec::new();
+                for v in &e.variants {
+                    if variants.contains(&v.text) {
+                        self.error(
+                            "duplicate-name",
+                            Loc { file: f as u32, span: v.span },
+                            format!("enumeration `{}` lists `{}` twice", e.name.text, v.text),
+                        );
+                        continue;
+                    }
+                    variants.push(v.text.clone());
+                }
+                if variants.is_empty() {
+                    self.error(
+                        "empty-enum",
+                        Loc { file: f as u32, span: e.name.span },
+                        format!("enumeration `{}` has no variants", e.name.text),
+                    );
+                }
+                self.policy.enums.push(EnumDef {
+                    name: e.name.text.clone(),
+                    order: e.order,
+                    variants,
+                    docs: e.docs.clone(),
+                    loc: Loc { file: f as u32, span: e.name.span },
+                });
+            }
+        }
+    }
+
+    fn variant(&self, e: EnumId, text: &str) -> Option<u32> {
+        self.policy.enums.get(e as usize)?.variants.iter().position(|v| v == text).map(|i| i as u32)
+    }
+
+    /// A string literal read as a variant of `e`, or a located error.
+    fn variant_or_error(&mut self, e: EnumId, text: &str, loc: Loc) -> Option<u32> {
+        if let Some(v) = self.variant(e, text) {
+            return Some(v);
+        }
+        let def = &self.policy.enums[e as usize];
+        let name = def.name.clone();
+        let variants: Vec<String> = def.variants.clone();
+        let listed = variants.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+        let d = self.error("unknown-variant", loc, format!("`{text}` is not a variant of `{name}`"));
+        d.help = Some(match did_you_mean(text, variants.iter().map(String::as_str)) {
+            Some(s) => format!("did you mean `{s}`? the variants are {listed}"),
+            None => format!("the variants are {listed}"),
+        });
+        None
+    }
+
+    // ------------------------------------------------------------ types
+
+    fn ty_name(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Bool => "bool".into(),
+            Ty::Int => "int".into(),
+            Ty::Str => "string".into(),
+            Ty::Enum(e) => self.policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
+            Ty::Record(r) => self.policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
+            Ty::List(t) => format!("list {}", self.ty_name(t)),
+            Ty::Map(k, v) => format!("map {} -> {}", self.ty_name(k), self.ty_name(v)),
+            Ty::Matrix(m) => format!("matrix `{}`", self.matrix_name(*m)),
+            Ty::Row(m) => format!("row of `{}`", self.matrix_name(*m)),
+            Ty::Domain(e) => format!("enumeration `{}`", self.ty_name(&Ty::Enum(*e))),
+            Ty::Pairs(t) => format!("pairs of {}", self.ty_name(t)),
+            Ty::Error => "?".into(),
+        }
+    }
+
+    fn matrix_name(&self, m: MatrixId) -> String {
+        self.policy.matrices.get(m as usize).map(|d| d.name.clone()).unwrap_or_default()
+    }
+
+    /// A scalar or enum type named in a schema or a matrix column.
+    fn named_type(&mut self, name: &ast::Name, file: u32, allow_records: bool) -> Ty {
+        match name.text.as_str() {
+            "bool" => return Ty::Bool,
+            "int" => return Ty::Int,
+            "string" => return Ty::Str,
+            _ => {}
+        }
+        match self.globals.get(&name.text).map(|g| g.0) {
+            Some(Global::Enum(e)) => Ty::Enum(e),
+            Some(Global::Record(r)) if allow_records => Ty::Record(r),
+            Some(_) => {
+                self.error(
+                    "type-mismatch",
+                    Loc { file, span: name.span },
+                    format!("`{}` is not a type that can be used here", name.text),
+                );
+                Ty::Error
+            }
+            None => {
+                let mut candidates: Vec<&str> = vec!["bool", "int", "string"];
+                let globals: Vec<String> = self
+                    .globals
+                    .iter()
+                    .filter(|(_, (g, _))| matches!(g, Global::Enum(_)) || (allow_records && matches!(g, Global::Record(_))))
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                candidates.extend(globals.iter().map(String::as_str));
+                self.unknown_name(Loc { file, span: name.span }, "type", &name.text, &candidates);
+                Ty::Error
+            }
+        }
+    }
+
+    /// A field type, and the least integer it admits (`int >= 1`).
+    fn type_expr(&mut self, t: &ast::TypeExpr, file: u32) -> (Ty, Option<i64>) {
+        match t {
+            ast::TypeExpr::Named(n) => (self.named_type(n, file, true), None),
+            ast::TypeExpr::Int { min, .. } => (Ty::Int, *min),
+            ast::TypeExpr::List(elem, _) => {
+                let (e, min) = self.type_expr(elem, file);
+                (Ty::List(Box::new(e)), min)
+            }
+            ast::TypeExpr::Map(key, value, _) => {
+                let k = self.named_type(key, file, false);
+                if !matches!(k, Ty::Enum(_) | Ty::Str | Ty::Error) {
+                    self.error(
+                        "type-mismatch",
+                        Loc { file, span: key.span },
+                        format!("a map is keyed by a string or an enumeration, not `{}`", key.text),
+                    );
+                }
+                let (v, min) = self.type_expr(value, file);
+                (Ty::Map(Box::new(k), Box::new(v)), min)
+            }
+        }
+    }
+
+    fn has_identity(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Bool | Ty::Int | Ty::Str | Ty::Enum(_) | Ty::Error => true,
+            Ty::Record(r) => self.policy.records.get(*r as usize).is_some_and(|d| d.identity.is_some()),
+            _ => false,
+        }
+    }
+
+    // ------------------------------------------------------------ matrices
+
+    fn lower_matrices(&mut self, files: &[&ast::SourceFile]) {
+        for (f, file) in files.iter().enumerate() {
+            let f = f as u32;
+            for item in &file.items {
+                let ast::Item::Matrix(m) = item else { continue };
+                let loc = Loc { file: f, span: m.name.span };
+                let key_enum = match self.named_type(&m.key_enum, f, false) {
+                    Ty::Enum(e) => Some(e),
+                    Ty::Error => None,
+                    _ => {
+                        self.error("type-mismatch", Loc { file: f, span: m.key_enum.span }, "a matrix is indexed by an enumeration");
+                        None
+                    }
+                };
+                let columns: Vec<ColumnDef> = m
+                    .columns
+                    .iter()
+                    .map(|c| ColumnDef { name: c.name.text.clone(), ty: self.named_type(&c.ty, f, false) })
+                    .collect();
+                let mut cells = Vec::new();
+                if let Some(e) = key_enum {
+                    let variants = self.policy.enums[e as usize].variants.clone();
+                    let mut rows: Vec<Option<&ast::Row>> = vec![None; variants.len()];
+                    for row in &m.rows {
+                        let rloc = Loc { file: f, span: row.key.span };
+                        let Some(v) = self.variant_or_error(e, &row.key.text, rloc) else { continue };
+                        if rows[v as usize].is_some() {
+                            self.error("duplicate-name", rloc, format!("matrix `{}` has two rows for `{}`", m.name.text, row.key.text));
+                            continue;
+                        }
+                        rows[v as usize] = Some(row);
+                    }
+                    for (v, row) in rows.iter().enumerate() {
+                        let Some(row) = row else {
+                            self.error("missing-row", loc, format!("matrix `{}` has no row for `{}`", m.name.text, variants[v]));
+                            cells.push(vec![Val::unknown(); columns.len()]);
+                            continue;
+                        };
+                        if row.cells.len() != columns.len() {
+                            self.error(
+                                "type-mismatch",
+                                Loc { file: f, span: row.span },
+                                format!("row `{}` has {} cells; matrix `{}` has {} columns", row.key.text, row.cells.len(), m.name.text, columns.len()),
+                            );
+                        }
+                        let mut row_cells = Vec::new();
+                        for (c, column) in columns.iter().enumerate() {
+                            let val = match row.cells.get(c) {
+                                Some(cell) => self.literal_value(cell, &column.ty, f),
+                                None => Val::unknown(),
+                            };
+                            row_cells.push(val);
+                        }
+                        cells.push(row_cells);
+                    }
+                }
+                self.policy.matrices.push(MatrixDef {
+                    name: m.name.text.clone(),
+                    key_enum: key_enum.unwrap_or(u32::MAX),
+                    columns,
+                    cells,
+                    docs: m.docs.clone(),
+                    loc,
+                });
+            }
+        }
+    }
+
+    /// A literal of the policy (a matrix cell, a default) as a value of `ty`.
+    fn literal_value(&mut self, lit: &ast::Literal, ty: &Ty, file: u32) -> Val {
+        let loc = Loc { file, span: lit.span() };
+        let origin = Origin::Policy(loc);
+        let kind = match (lit, ty) {
+            (_, Ty::Error) => ValKind::Absent,
+            (ast::Literal::Int(i, _), Ty::Int) => ValKind::Int(*i),
+            (ast::Literal::Bool(b, _), Ty::Bool) => ValKind::Bool(*b),
+            (ast::Literal::Str(s, _), Ty::Str) => ValKind::Str(s.as_str().into()),
+            (ast::Literal::Str(s, _), Ty::Enum(e)) => match self.variant_or_error(*e, s, loc) {
+                Some(v) => ValKind::Enum(*e, v),
+                None => ValKind::Absent,
+            },
+            (ast::Literal::Name(n), Ty::Enum(e)) => match self.variant_or_error(*e, &n.text, loc) {
+                Some(v) => ValKind::Enum(*e, v),
+                None => ValKind::Absent,
+            },
+            _ => {
+                let want = self.ty_name(ty);
+                self.error("type-mismatch", loc, format!("expected a value of type `{want}`, found `{}`", print::literal(lit)));
+                ValKind::Absent
+            }
+        };
+        Val::new(kind, origin)
+    }
+
+    fn column(&mut self, c: &ast::ColumnRef, file: u32) -> Option<(MatrixId, usize)> {
+        let loc = Loc { file, span: c.matrix.span };
+        let m = match self.globals.get(&c.matrix.text).map(|g| g.0) {
+            Some(Global::Matrix(m)) => m,
+            _ => {
+                let names: Vec<String> = self
+                    .globals
+                    .iter()
+                    .filter(|(_, (g, _))| matches!(g, Global::Matrix(_)))
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                self.unknown_name(loc, "matrix", &c.matrix.text, &names);
+                return None;
+            }
+        };
+        let def = &self.policy.matrices[m as usize];
+        match def.columns.iter().position(|col| col.name == c.column.text) {
+            Some(i) => Some((m, i)),
+            None => {
+                let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
+                let matrix = def.name.clone();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                self.unknown_name(Loc { file, span: c.column.span }, &format!("column of `{matrix}`"), &c.column.text, &names);
+                None
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ schemas
+
+    fn lower_schemas(&mut self, files: &[&ast::SourceFile]) {
+        // Records first get their ids in declaration order (documents included),
+        // so that field types can refer to records declared later.
+        let mut decls = Vec::new();
+        for (f, file) in files.iter().enumerate() {
+            for item in &file.items {
+                match item {
+                    ast::Item::Record(r) => decls.push((f as u32, Some(r), None)),
+                    ast::Item::Document(d) => decls.push((f as u32, None, Some(d))),
+                    _ => {}
+                }
+            }
+        }
+        for (f, r, d) in &decls {
+            let (name, docs, span) = match (r, d) {
+                (Some(r), _) => (r.name.text.clone(), r.docs.clone(), r.name.span),
+                (_, Some(d)) => (d.name.text.clone(), d.docs.clone(), d.name.span),
+                _ => continue,
+            };
+            self.policy.records.push(RecordDef {
+                name,
+                identity: None,
+                fields: Vec::new(),
+                checks: Default::default(),
+                docs,
+                loc: Loc { file: *f, span },
+            });
+        }
+        for (id, (f, r, d)) in decls.iter().enumerate() {
+            let (fields, checks) = match (r, d) {
+                (Some(r), _) => (&r.fields, &r.checks),
+                (_, Some(d)) => (&d.fields, &d.checks),
+                _ => continue,
+            };
+            let mut lowered = Vec::new();
+            for field in fields {
+                if lowered.iter().any(|x: &FieldDef| x.name == field.name.text) {
+                    self.error("duplicate-name", Loc { file: *f, span: field.name.span }, format!("field `{}` is declared twice", field.name.text));
+                    continue;
+                }
+                lowered.push(self.field(field, *f));
+            }
+            let checks = self.checks(checks, *f);
+            let rec = &mut self.policy.records[id];
+            rec.fields = lowered;
+            rec.checks = checks;
+            if let Some(r) = r
+                && let Some(ident) = &r.identity
+            {
+                match self.policy.records[id].field(&ident.text) {
+                    Some(i) if !matches!(self.policy.records[id].fields[i].ty, Ty::Record(_) | Ty::List(_) | Ty::Map(..)) => {
+                        self.policy.records[id].identity = Some(i);
+                    }
+                    Some(_) => {
+                        self.error("type-mismatch", Loc { file: *f, span: ident.span }, format!("identity field `{}` must be a scalar", ident.text));
+                    }
+                    None => {
+                        let names: Vec<String> = self.policy.records[id].fields.iter().map(|x| x.name.clone()).collect();
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                        self.unknown_name(Loc { file: *f, span: ident.span }, "field", &ident.text, &names);
+                    }
+                }
+            }
+            if let Some(d) = d {
+                self.document(d, *f, id as RecordId);
+            }
+        }
+        // Defaults, bounds and `unique` need every record's identity.
+        for (id, (f, r, d)) in decls.iter().enumerate() {
+            let fields = match (r, d) {
+                (Some(r), _) => &r.fields,
+                (_, Some(d)) => &d.fields,
+                _ => continue,
+            };
+            for field in fields {
+                self.field_clauses(id as RecordId, field, *f);
+            }
+        }
+    }
+
+    fn checks(&mut self, checks: &[ast::CheckRule], file: u32) -> [Option<CheckDef>; 4] {
+        let mut out: [Option<CheckDef>; 4] = Default::default();
+        for c in checks {
+            let i = match c.kind {
+                ast::CheckKind::Syntax => CHECK_SYNTAX,
+                ast::CheckKind::DuplicateKey => CHECK_DUPLICATE_KEY,
+                ast::CheckKind::UnknownKey => CHECK_UNKNOWN_KEY,
+                ast::CheckKind::Type => CHECK_TYPE,
+            };
+            let loc = Loc { file, span: c.span };
+            if out[i].is_some() {
+                self.error("duplicate-name", loc, format!("`on {}` is declared twice", c.kind.keyword()));
+            }
+            out[i] = Some(CheckDef { rule: c.rule.text.clone(), loc });
+        }
+        out
+    }
+
+    fn document(&mut self, d: &ast::DocumentDecl, file: u32, record: RecordId) {
+        let loc = Loc { file, span: d.name.span };
+        let checks = self.policy.records[record as usize].checks.clone();
+        for (i, kind) in ["syntax", "duplicate_key", "unknown_key", "type"].iter().enumerate() {
+            if checks[i].is_none() {
+                self.error("missing-check", loc, format!("document `{}` does not say which rule reports `{kind}` findings", d.name.text))
+                    .help = Some(format!("add `on {kind} rule <id>` to the document"));
+            }
+        }
+        let forbids = d
+            .forbids
+            .iter()
+            .map(|x| ForbidDef { key: x.key.text.clone(), rule: x.rule.text.clone(), loc: Loc { file, span: x.span } })
+            .collect();
+        let selector = match &d.selector {
+            ast::Selector::Absent(k) => SelectorDef::Absent(k.text.clone()),
+            ast::Selector::Equals(k, v) => SelectorDef::Equals(k.text.clone(), v.text.clone()),
+        };
+        self.policy.documents.push(DocumentDef {
+            name: d.name.text.clone(),
+            binder: d.binder.text.clone(),
+            selector,
+            record,
+            checks,
+            forbids,
+            docs: d.docs.clone(),
+            loc,
+        });
+    }
+
+    fn field(&mut self, field: &ast::Field, file: u32) -> FieldDef {
+        let (ty, int_min) = self.type_expr(&field.ty, file);
+        FieldDef {
+            name: field.name.text.clone(),
+            ty,
+            int_min,
+            optional: field.optional || field.default.is_some(),
+            default: None,
+            bounds: Vec::new(),
+            unique: None,
+            docs: field.docs.clone(),
+            loc: Loc { file, span: field.name.span },
+        }
+    }
+
+    /// The type of the values a default or a bound applies to: a map's values, or the field itself.
+    fn cell_type(ty: &Ty) -> &Ty {
+        match ty {
+            Ty::Map(_, v) => v,
+            t => t,
+        }
+    }
+
+    fn field_clauses(&mut self, record: RecordId, field: &ast::Field, file: u32) {
+        let Some(index) = self.policy.records[record as usize].field(&field.name.text) else { return };
+        let ty = self.policy.records[record as usize].fields[index].ty.clone();
+        let cell = Self::cell_type(&ty).clone();
+        let mut default = None;
+        if let Some(d) = &field.default {
+            default = match d {
+                ast::DefaultValue::Column(c) => self.column(c, file).and_then(|(m, col)| {
+                    let cty = self.policy.matrices[m as usize].columns[col].ty.clone();
+                    let loc = Loc { file, span: c.span };
+                    if cty != cell && cell != Ty::Error && cty != Ty::Error {
+                        let (a, b) = (self.ty_name(&cty), self.ty_name(&cell));
+                        self.error("type-mismatch", loc, format!("column `{}` holds `{a}` but field `{}` holds `{b}`", c.column.text, field.name.text));
+                        return None;
+                    }
+                    Some(DefaultDef::Column { matrix: m, column: col, loc })
+                }),
+                ast::DefaultValue::Literal(l) => Some(DefaultDef::Value(self.literal_value(l, &cell, file))),
+                ast::DefaultValue::EmptyList(span) => {
+                    if !matches!(ty, Ty::List(_)) {
+                        self.error("type-mismatch", Loc { file, span: *span }, format!("`[]` is a list but field `{}` is not", field.name.text));
+                        None
+                    } else {
+                        let origin = Origin::Policy(Loc { file, span: *span });
+                        Some(DefaultDef::Value(Val::new(ValKind::List(Arc::new(Vec::new())), origin)))
+                    }
+                }
+            };
+        }
+        let mut bounds = Vec::new();
+        for b in &field.bounds {
+            let Some((m, col)) = self.column(&b.column, file) else { continue };
+            let cty = self.policy.matrices[m as usize].columns[col].ty.clone();
+            let loc = Loc { file, span: b.span };
+            if cty != cell && cell != Ty::Error && cty != Ty::Error {
+                let (a, c) = (self.ty_name(&cty), self.ty_name(&cell));
+                self.error("type-mismatch", loc, format!("a bound of type `{a}` on a field of type `{c}`"));
+                continue;
+            }
+            let orderable = match &cell {
+                Ty::Int | Ty::Bool | Ty::Error => true,
+                Ty::Enum(e) => self.policy.enums[*e as usize].order == EnumOrder::TightestFirst,
+                _ => false,
+            };
+            if !orderable {
+                let c = self.ty_name(&cell);
+                self.error("unordered-bound", loc, format!("`{c}` has no order to tighten along"))
+                    .help = Some("a bound needs an int, a bool, or an enumeration declared `tightest_first`".into());
+                continue;
+            }
+            bounds.push(BoundDef { kind: b.kind, matrix: m, column: col, rule: b.rule.text.clone(), loc });
+        }
+        let mut unique = None;
+        if let Some(rule) = &field.unique {
+            let loc = Loc { file, span: rule.span };
+            match &ty {
+                Ty::List(elem) if self.has_identity(elem) => unique = Some(CheckDef { rule: rule.text.clone(), loc }),
+                _ => {
+                    let t = self.ty_name(&ty);
+                    self.error("count-identity", loc, format!("`unique` needs a list of things with an identity, not `{t}`"))
+                        .help = Some("declare `identity FIELD` on the record".into());
+                }
+            }
+        }
+        let def = &mut self.policy.records[record as usize].fields[index];
+        def.default = default;
+        def.bounds = bounds;
+        def.unique = unique;
+    }
+
+    // ------------------------------------------------------------ rules
+
+    fn lower_rules(&mut self, files: &[&ast::SourceFile]) {
+        for (f, file) in files.iter().enumerate() {
+            for item in &file.items {
+                if let ast::Item::Rule(r) = item {
+                    let rule = RuleLowerer::new(self, files, f as u32).rule(r);
+                    self.policy.rules.push(rule);
+                }
+            }
+        }
+        // Structural rule ids may not be taken by a `rule` too.
+        let structural: Vec<(String, Loc)> = {
+            let p = &self.policy;
+            let mut v = Vec::new();
+            for d in &p.documents {
+                v.extend(d.forbids.iter().map(|x| (x.rule.clone(), x.loc)));
+            }
+            for r in &p.records {
+                v.extend(r.checks.iter().flatten().map(|c| (c.rule.clone(), c.loc)));
+                for fd in &r.fields {
+                    v.extend(fd.bounds.iter().map(|b| (b.rule.clone(), b.loc)));
+                    v.extend(fd.unique.iter().map(|u| (u.rule.clone(), u.loc)));
+                }
+            }
+            v
+        };
+        for (id, loc) in structural {
+            if let Some(first) = self.rule_ids.get(&id).copied() {
+                let d = self.error("duplicate-rule", first, format!("rule `{id}` is defined twice"));
+                d.labels.push((loc, "also the rule of this schema check".into()));
+                d.help = Some("a schema check and a rule cannot share an identifier".into());
+            }
+        }
+    }
+}
+
+/// Lowers one rule, expanding the functions it calls.
+struct RuleLowerer<'a> {
+    lw: &'a mut Lowerer,
+    files: &'a [&'a ast::SourceFile],
+    file: u32,
+    scope: Vec<(String, Slot, Ty)>,
+    slots: u32,
+    reads: BTreeSet<DocKindId>,
+    /// Functions being expanded, innermost last.
+    expanding: Vec<String>,
+    /// Quantifier variables of the rule's own `require`, for its message.
+    witnesses: Vec<(String, Slot, Ty)>,
+    record_witnesses: bool,
+}
+
+impl<'a> RuleLowerer<'a> {
+    fn new(lw: &'a mut Lowerer, files: &'a [&'a ast::SourceFile], file: u32) -> Self {
+        RuleLowerer {
+            lw,
+            files,
+            file,
+            scope: Vec::new(),
+            slots: 0,
+            reads: BTreeSet::new(),
+            expanding: Vec::new(),
+            witnesses: Vec::new(),
+            record_witnesses: false,
+        }
+    }
+
+    fn loc(&self, span: Span) -> Loc {
+        Loc { file: self.file, span }
+    }
+
+    fn rule(mut self, r: &ast::RuleDecl) -> RuleDef {
+        let mut clauses = Vec::new();
+        let mut at = None;
+        let mut required = false;
+        for clause in &r.clauses {
+            if required && !matches!(clause, ast::Clause::At { .. }) {
+                self.lw.error("clause-order", self.loc(clause.span()), "only `at` may follow `require`");
+            }
+            match clause {
+                ast::Clause::For { pattern, domain, .. } => {
+                    let label = doc_path(domain, &self.lw.binders);
+                    let (d, ty) = self.expr(domain);
+                    let pattern = self.bind(pattern, &ty, domain.span);
+                    clauses.push(ClauseDef::For { pattern, domain: d, label });
+                }
+                ast::Clause::When { guard, reason, .. } => {
+                    let guard = self.boolean(guard);
+                    let reason = reason.as_ref().map(|t| self.template(t));
+                    clauses.push(ClauseDef::When { guard, reason });
+                }
+                ast::Clause::Let { name, value, .. } => {
+                    let (v, ty) = self.expr(value);
+                    let slot = self.fresh();
+                    self.scope.push((name.text.clone(), slot, ty));
+                    clauses.push(ClauseDef::Let { slot, value: v });
+                }
+                ast::Clause::Require { check, outcome, message, span } => {
+                    if required {
+                        self.lw.error("clause-order", self.loc(*span), "a rule has exactly one `require`");
+                    }
+                    required = true;
+                    self.record_witnesses = true;
+                    let check = self.boolean(check);
+                    self.record_witnesses = false;
+                    let depth = self.scope.len();
+                    let witnesses = std::mem::take(&mut self.witnesses);
+                    self.scope.extend(witnesses);
+                    let message = self.template(message);
+                    self.scope.truncate(depth);
+                    clauses.push(ClauseDef::Require {
+                        check,
+                        fail: *outcome == ast::Outcome::Fail,
+                        message,
+                        loc: self.loc(*span),
+                    });
+                }
+                ast::Clause::At { location, .. } => at = Some(self.expr(location).0),
+            }
+        }
+        if !required {
+            self.lw.error("missing-require", self.loc(r.id.span), format!("rule `{}` has no `require` clause", r.id.text))
+                .help = Some("add `require EXPR else fail \"message\"`".into());
+        }
+        if self.reads.is_empty() {
+            self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text));
+        }
+        RuleDef {
+            id: r.id.text.clone(),
+            docs: r.docs.clone(),
+            reads: self.reads.into_iter().collect(),
+            clauses,
+            at,
+            slots: self.slots,
+            loc: Loc { file: self.file, span: r.id.span },
+        }
+    }
+
+    fn fresh(&mut self) -> Slot {
+        self.slots += 1;
+        self.slots - 1
+    }
+
+    fn template(&mut self, t: &ast::Template) -> Template {
+        let parts = t
+            .parts
+            .iter()
+            .map(|p| match p {
+                ast::TemplatePart::Text(s) => TemplatePart::Text(s.clone()),
+                ast::TemplatePart::Hole(e) => TemplatePart::Hole(self.expr(e).0),
+            })
+            .collect();
+        Template { parts }
+    }
+
+    fn ty_name(&self, ty: &Ty) -> String {
+        self.lw.ty_name(ty)
+    }
+
+    fn mismatch(&mut self, span: Span, message: String) {
+        self.lw.error("type-mismatch", self.loc(span), message);
+    }
+
+    /// Lowers an expression that must be a bool.
+    fn boolean(&mut self, e: &ast::Expr) -> Expr {
+        let (x, ty) = self.expr(e);
+        self.expect(&ty, &Ty::Bool, e);
+        x
+    }
+
+    fn expect(&mut self, ty: &Ty, want: &Ty, e: &ast::Expr) {
+        if ty != want && *ty != Ty::Error {
+            let (a, b) = (self.ty_name(want), self.ty_name(ty));
+            self.mismatch(e.span, format!("expected `{a}`, found `{b}` in `{}`", print::expr(e)));
+        }
+    }
+
+    /// Binds a pattern to the elements of a domain of type `ty`.
+    fn bind(&mut self, pattern: &ast::Pattern, ty: &Ty, span: Span) -> PatternDef {
+        let (first, second): (Ty, Option<Ty>) = match (pattern, ty) {
+            (_, Ty::Error) => (Ty::Error, Some(Ty::Error)),
+            (ast::Pattern::One(_), Ty::List(t)) => ((**t).clone(), None),
+            (ast::Pattern::One(_), Ty::Domain(e)) => (Ty::Enum(*e), None),
+            (ast::Pattern::One(_), Ty::Map(k, _)) => ((**k).clone(), None),
+            (ast::Pattern::Entry(..), Ty::Map(k, v)) => ((**k).clone(), Some((**v).clone())),
+            (ast::Pattern::Pair(..), Ty::Pairs(t)) => ((**t).clone(), Some((**t).clone())),
+            _ => {
+                let what = match pattern {
+                    ast::Pattern::One(_) => "one name",
+                    ast::Pattern::Entry(..) => "a key and a value",
+                    ast::Pattern::Pair(..) => "a pair",
+                };
+                let t = self.ty_name(ty);
+                self.mismatch(span, format!("cannot bind {what} to the elements of `{t}`"));
+                (Ty::Error, Some(Ty::Error))
+            }
+        };
+        let second = second.unwrap_or(Ty::Error);
+        match pattern {
+            ast::Pattern::One(a) => {
+                let s = self.fresh();
+                self.scope.push((a.text.clone(), s, first));
+                PatternDef::One(s)
+            }
+            ast::Pattern::Entry(a, b) | ast::Pattern::Pair(a, b) => {
+                let s = self.fresh();
+                let t = self.fresh();
+                self.scope.push((a.text.clone(), s, first));
+                self.scope.push((b.text.clone(), t, second));
+                if matches!(pattern, ast::Pattern::Pair(..)) { PatternDef::Pair(s, t) } else { PatternDef::Entry(s, t) }
+            }
+        }
+    }
+
+    /// Leaves the scope of a quantifier, remembering its names for the message.
+    fn unbind(&mut self, depth: usize) {
+        let gone = self.scope.split_off(depth);
+        if self.record_witnesses && self.expanding.is_empty() {
+            self.witnesses.extend(gone);
+        }
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> (Expr, Ty) {
+        let text = print::expr(e);
+        let (kind, ty) = self.expr_kind(e);
+        (Expr { kind, text }, ty)
+    }
+
+    fn boxed(&mut self, e: &ast::Expr) -> (Box<Expr>, Ty) {
+        let (x, t) = self.expr(e);
+        (Box::new(x), t)
+    }
+
+    fn expr_kind(&mut self, e: &ast::Expr) -> (ExprKind, Ty) {
+        use ast::ExprKind as A;
+        match &e.kind {
+            A::Lit(l) => {
+                let (kind, ty) = match l {
+                    ast::Literal::Int(i, _) => (ValKind::Int(*i), Ty::Int),
+                    ast::Literal::Bool(b, _) => (ValKind::Bool(*b), Ty::Bool),
+                    ast::Literal::Str(s, _) => (ValKind::Str(s.as_str().into()), Ty::Str),
+                    ast::Literal::Name(n) => (ValKind::Str(n.text.as_str().into()), Ty::Str),
+                };
+                (ExprKind::Lit(Val::computed(kind)), ty)
+            }
+            A::Name(n) => self.name(n),
+            A::Field(base, name) => {
+                let (b, bt) = self.boxed(base);
+                match &bt {
+                    Ty::Record(r) => {
+                        let rec = &self.lw.policy.records[*r as usize];
+                        match rec.field(&name.text) {
+                            Some(i) => {
+                                let ty = rec.fields[i].ty.clone();
+                                (ExprKind::Field(b, i), ty)
+                            }
+                            None => {
+                                let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
+                                let what = format!("field of `{}`", rec.name);
+                                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                                self.lw.unknown_name(self.loc(name.span), &what, &name.text, &names);
+                                (ExprKind::Lit(Val::unknown()), Ty::Error)
+                            }
+                        }
+                    }
+                    Ty::Row(m) => {
+                        let def = &self.lw.policy.matrices[*m as usize];
+                        match def.columns.iter().position(|c| c.name == name.text) {
+                            Some(i) => {
+                                let ty = def.columns[i].ty.clone();
+                                (ExprKind::Column(b, i), ty)
+                            }
+                            None => {
+                                let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
+                                let what = format!("column of `{}`", def.name);
+                                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                                self.lw.unknown_name(self.loc(name.span), &what, &name.text, &names);
+                                (ExprKind::Lit(Val::unknown()), Ty::Error)
+                            }
+                        }
+                    }
+                    Ty::Error => (ExprKind::Lit(Val::unknown()), Ty::Error),
+                    other => {
+                        let t = self.ty_name(other);
+                        self.mismatch(name.span, format!("`{}` is a `{t}`, which has no field `{}`", print::expr(base), name.text));
+                        (ExprKind::Lit(Val::unknown()), Ty::Error)
+                    }
+                }
+            }
+            A::Index(base, index) => {
+                let (b, bt) = self.boxed(base);
+                match bt {
+                    Ty::Map(k, v) => {
+                        let (i, _) = self.coerced(index, &k);
+                        (ExprKind::MapGet(b, Box::new(i)), *v)
+                    }
+                    Ty::Matrix(m) => {
+                        let key = self.lw.policy.matrices[m as usize].key_enum;
+                        let (i, _) = self.coerced(index, &Ty::Enum(key));
+                        (ExprKind::MatrixRow(m, Box::new(i)), Ty::Row(m))
+                    }
+                    Ty::Error => (ExprKind::Lit(Val::unknown()), Ty::Error),
+                    other => {
+                        let t = self.ty_name(&other);
+                        self.mismatch(e.span, format!("`{}` is a `{t}`, which cannot be indexed", print::expr(base)));
+                        (ExprKind::Lit(Val::unknown()), Ty::Error)
+                    }
+                }
+            }
+            A::Not(inner) => {
+                let x = self.boolean(inner);
+                (ExprKind::Not(Box::new(x)), Ty::Bool)
+            }
+            A::Binary(op, a, b) => self.binary(*op, a, b, e),
+            A::Call(name, args) => self.call(name, args, e),
+            A::List(items) | A::Set(items) => {
+                let mut elem = None;
+                let mut out = Vec::new();
+                for item in items {
+                    let (x, t) = match &elem {
+                        Some(want) => self.coerced(item, want),
+                        None => self.expr(item),
+                    };
+                    match &elem {
+                        None => elem = Some(t),
+                        Some(want) if !compatible(want, &t) => {
+                            let (a, b) = (self.ty_name(want), self.ty_name(&t));
+                            self.mismatch(item.span, format!("a list of `{a}` cannot hold `{}` of type `{b}`", print::expr(item)));
+                        }
+                        _ => {}
+                    }
+                    out.push(x);
+                }
+                (ExprKind::List(out), Ty::List(Box::new(elem.unwrap_or(Ty::Error))))
+            }
+            A::Quant { kind, pattern, domain, body } => {
+                let (d, dt) = self.boxed(domain);
+                let depth = self.scope.len();
+                let p = self.bind(pattern, &dt, domain.span);
+                let body = self.boolean(body);
+                self.unbind(depth);
+                let every = *kind == ast::Quantifier::Every;
+                (ExprKind::Quant { every, pattern: p, domain: d, body: Box::new(body) }, Ty::Bool)
+            }
+            A::CountBy { var, domain, key } => {
+                let (d, dt) = self.boxed(domain);
+                let depth = self.scope.len();
+                let p = self.bind(&ast::Pattern::One(var.clone()), &dt, domain.span);
+                let (k, kt) = self.boxed(key);
+                if !matches!(kt, Ty::Bool | Ty::Int | Ty::Str | Ty::Enum(_) | Ty::Error) {
+                    let t = self.ty_name(&kt);
+                    self.mismatch(key.span, format!("a count key must be a scalar, not `{t}`"));
+                }
+                self.scope.truncate(depth);
+                let PatternDef::One(slot) = p else { return (ExprKind::Lit(Val::unknown()), Ty::Error) };
+                (ExprKind::CountBy { slot, domain: d, key: k }, Ty::Int)
+            }
+            A::Comprehension { value, pattern, domain, filter } => {
+                let (d, dt) = self.boxed(domain);
+                let depth = self.scope.len();
+                let p = self.bind(pattern, &dt, domain.span);
+                let filter = filter.as_ref().map(|f| Box::new(self.boolean(f)));
+                let (v, vt) = self.boxed(value);
+                self.scope.truncate(depth);
+                (ExprKind::Comprehension { value: v, pattern: p, domain: d, filter }, Ty::List(Box::new(vt)))
+            }
+        }
+    }
+
+    fn name(&mut self, n: &ast::Name) -> (ExprKind, Ty) {
+        if let Some((_, slot, ty)) = self.scope.iter().rev().find(|(s, ..)| *s == n.text) {
+            return (ExprKind::Var(*slot), ty.clone());
+        }
+        if let Some(&doc) = self.lw.binders.get(&n.text) {
+            self.reads.insert(doc);
+            let record = self.lw.policy.documents[doc as usize].record;
+            return (ExprKind::Doc(doc), Ty::Record(record));
+        }
+        match self.lw.globals.get(&n.text).map(|g| g.0) {
+            Some(Global::Matrix(m)) => return (ExprKind::Matrix(m), Ty::Matrix(m)),
+            Some(Global::Enum(e)) => return (ExprKind::Domain(e), Ty::Domain(e)),
+            Some(Global::Fn(..)) => {
+                self.mismatch(n.span, format!("function `{}` must be called: `{}(...)`", n.text, n.text));
+                return (ExprKind::Lit(Val::unknown()), Ty::Error);
+            }
+            Some(_) => {
+                self.mismatch(n.span, format!("`{}` is a type, not a value", n.text));
+                return (ExprKind::Lit(Val::unknown()), Ty::Error);
+            }
+            None => {}
+        }
+        let mut candidates: Vec<String> = self.scope.iter().map(|s| s.0.clone()).collect();
+        candidates.extend(self.lw.global_names().into_iter().map(String::from));
+        let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+        self.lw.unknown_name(self.loc(n.span), "name", &n.text, &candidates);
+        (ExprKind::Lit(Val::unknown()), Ty::Error)
+    }
+
+    /// Lowers `e` where a `want` is expected: a string literal becomes a
+    /// variant when `want` is an enumeration (checked), and likewise for the
+    /// items of a list literal.
+    fn coerced(&mut self, e: &ast::Expr, want: &Ty) -> (Expr, Ty) {
+        match (&e.kind, want) {
+            (ast::ExprKind::Lit(ast::Literal::Str(s, span)), Ty::Enum(en)) => {
+                let text = print::expr(e);
+                let loc = self.loc(*span);
+                let kind = match self.lw.variant_or_error(*en, s, loc) {
+                    Some(v) => ValKind::Enum(*en, v),
+                    None => ValKind::Absent,
+                };
+                (Expr { kind: ExprKind::Lit(Val::computed(kind)), text }, want.clone())
+            }
+            (ast::ExprKind::List(items) | ast::ExprKind::Set(items), Ty::List(elem)) => {
+                let text = print::expr(e);
+                let out: Vec<Expr> = items
+                    .iter()
+                    .map(|i| {
+                        let (x, t) = self.coerced(i, elem);
+                        if !compatible(&t, elem) {
+                            let (a, b) = (self.ty_name(elem), self.ty_name(&t));
+                            self.mismatch(i.span, format!("expected `{a}`, found `{b}` in `{}`", print::expr(i)));
+                        }
+                        x
+                    })
+                    .collect();
+                (Expr { kind: ExprKind::List(out), text }, want.clone())
+            }
+            _ => self.expr(e),
+        }
+    }
+
+    /// Lowers two operands that must agree, coercing a literal side to the other's type.
+    fn pair(&mut self, a: &ast::Expr, b: &ast::Expr) -> (Expr, Ty, Expr, Ty) {
+        let a_lit = is_string_literal(a);
+        if a_lit && !is_string_literal(b) {
+            let (y, bt) = self.expr(b);
+            let (x, at) = self.coerced(a, &bt);
+            (x, at, y, bt)
+        } else {
+            let (x, at) = self.expr(a);
+            let (y, bt) = self.coerced(b, &at);
+            (x, at, y, bt)
+        }
+    }
+
+    fn binary(&mut self, op: ast::BinOp, a: &ast::Expr, b: &ast::Expr, e: &ast::Expr) -> (ExprKind, Ty) {
+        use ast::BinOp as B;
+        match op {
+            B::And | B::Or => {
+                let x = Box::new(self.boolean(a));
+                let y = Box::new(self.boolean(b));
+                (if op == B::And { ExprKind::And(x, y) } else { ExprKind::Or(x, y) }, Ty::Bool)
+            }
+            B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge => {
+                let (x, at, y, bt) = self.pair(a, b);
+                self.comparable(&at, &bt, e);
+                let ordering = !matches!(op, B::Eq | B::Ne);
+                if ordering && !self.ordered(&at) {
+                    let t = self.ty_name(&at);
+                    self.mismatch(e.span, format!("`{t}` has no order, so `{}` cannot compare it", op.symbol()))
+                }
+                let cmp = match op {
+                    B::Eq => Cmp::Eq,
+                    B::Ne => Cmp::Ne,
+                    B::Lt => Cmp::Lt,
+                    B::Le => Cmp::Le,
+                    B::Gt => Cmp::Gt,
+                    _ => Cmp::Ge,
+                };
+                (ExprKind::Compare(cmp, Box::new(x), Box::new(y)), Ty::Bool)
+            }
+            B::TighterThan | B::LooserThan => {
+                let (x, at, y, bt) = self.pair(a, b);
+                self.comparable(&at, &bt, e);
+                let tight = match &at {
+                    Ty::Enum(en) => self.lw.policy.enums[*en as usize].order == EnumOrder::TightestFirst,
+                    Ty::Error => true,
+                    _ => false,
+                };
+                if !tight {
+                    let t = self.ty_name(&at);
+                    self.mismatch(e.span, format!("`{}` needs an enumeration declared `tightest_first`, not `{t}`", op.symbol()));
+                }
+                let (x, y) = if op == B::TighterThan { (x, y) } else { (y, x) };
+                (ExprKind::Tighter(Box::new(x), Box::new(y)), Ty::Bool)
+            }
+            B::In | B::NotIn => {
+                let (y, bt) = self.expr(b);
+                let elem = match &bt {
+                    Ty::List(t) => (**t).clone(),
+                    Ty::Map(k, _) => (**k).clone(),
+                    Ty::Domain(en) => Ty::Enum(*en),
+                    Ty::Error => Ty::Error,
+                    other => {
+                        let t = self.ty_name(other);
+                        self.mismatch(b.span, format!("`in` needs a list, a map or an enumeration on its right, not `{t}`"));
+                        Ty::Error
+                    }
+                };
+                let (x, at) = self.coerced(a, &elem);
+                // `x in {"a", "b"}` with `x` an enumeration: read the literals as variants.
+                let y = if matches!(at, Ty::Enum(_)) && elem == Ty::Str {
+                    self.coerced(b, &Ty::List(Box::new(at.clone()))).0
+                } else {
+                    self.comparable(&at, &elem, e);
+                    y
+                };
+                let found = ExprKind::In(Box::new(x), Box::new(y));
+                if op == B::In {
+                    (found, Ty::Bool)
+                } else {
+                    (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e) })), Ty::Bool)
+                }
+            }
+            B::Coalesce => {
+                let (x, at, y, bt) = self.pair(a, b);
+                self.comparable(&at, &bt, e);
+                let ty = if at == Ty::Error { bt } else { at };
+                (ExprKind::Coalesce(Box::new(x), Box::new(y)), ty)
+            }
+            B::Concat => {
+                let (x, at, y, bt) = self.pair(a, b);
+                if !matches!(at, Ty::List(_) | Ty::Error) {
+                    let t = self.ty_name(&at);
+                    self.mismatch(a.span, format!("`++` joins lists, not `{t}`"));
+                }
+                self.comparable(&at, &bt, e);
+                (ExprKind::Concat(Box::new(x), Box::new(y)), if at == Ty::Error { bt } else { at })
+            }
+            B::Add | B::Sub => {
+                let (x, at) = self.expr(a);
+                let (y, bt) = self.expr(b);
+                self.expect(&at, &Ty::Int, a);
+                self.expect(&bt, &Ty::Int, b);
+                let (x, y) = (Box::new(x), Box::new(y));
+                (if op == B::Add { ExprKind::Add(x, y) } else { ExprKind::Sub(x, y) }, Ty::Int)
+            }
+        }
+    }
+
+    fn ordered(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Int | Ty::Error => true,
+            Ty::Enum(e) => self.lw.policy.enums[*e as usize].order != EnumOrder::None,
+            _ => false,
+        }
+    }
+
+    fn comparable(&mut self, a: &Ty, b: &Ty, e: &ast::Expr) {
+        if compatible(a, b) {
+            return;
+        }
+        match (a, b) {
+            (Ty::Enum(_), Ty::Enum(_)) => {
+                let (x, y) = (self.ty_name(a), self.ty_name(b));
+                self.lw
+                    .error("enum-mismatch", self.loc(e.span), format!("comparison between different enumerations `{x}` and `{y}`"))
+                    .help = Some("values of two enumerations are never equal; compare like with like".into());
+            }
+            _ => {
+                let (x, y) = (self.ty_name(a), self.ty_name(b));
+                self.mismatch(e.span, format!("`{}` compares `{x}` with `{y}`", print::expr(e)));
+            }
+        }
+    }
+
+    fn call(&mut self, name: &ast::Name, args: &[ast::Expr], e: &ast::Expr) -> (ExprKind, Ty) {
+        let arity = |lw: &mut Lowerer, n: usize, loc: Loc| {
+            if args.len() != n {
+                lw.error("arity", loc, format!("`{}` takes {n} argument{}, found {}", name.text, if n == 1 { "" } else { "s" }, args.len()));
+                false
+            } else {
+                true
+            }
+        };
+        let loc = self.loc(e.span);
+        let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
+        match name.text.as_str() {
+            "present" | "absent" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, _) = self.boxed(&args[0]);
+                let present = ExprKind::Present(x);
+                if name.text == "present" {
+                    (present, Ty::Bool)
+                } else {
+                    (ExprKind::Not(Box::new(Expr { kind: present, text: format!("present({})", print::expr(&args[0])) })), Ty::Bool)
+                }
+            }
+            "count" | "pairs" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                let elem = match &t {
+                    Ty::List(el) => Some((**el).clone()),
+                    Ty::Map(..) | Ty::Domain(_) | Ty::Error if name.text == "count" => None,
+                    _ => {
+                        let t = self.ty_name(&t);
+                        self.mismatch(args[0].span, format!("`{}` needs a list, not `{t}`", name.text));
+                        return unknown;
+                    }
+                };
+                if let Some(el) = &elem
+                    && !self.lw.has_identity(el)
+                {
+                    let t = self.ty_name(el);
+                    self.lw
+                        .error("count-identity", loc, format!("`{}` counts distinct identities, and `{t}` declares none", name.text))
+                        .help = Some(format!("declare `identity FIELD` on `{t}`, or count by a key: `count(x in {} by x.FIELD)`", print::expr(&args[0])));
+                }
+                if name.text == "count" {
+                    (ExprKind::Count(x), Ty::Int)
+                } else {
+                    (ExprKind::Pairs(x), Ty::Pairs(Box::new(elem.unwrap_or(Ty::Error))))
+                }
+            }
+            "empty" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                if !matches!(t, Ty::List(_) | Ty::Map(..) | Ty::Error) {
+                    let t = self.ty_name(&t);
+                    self.mismatch(args[0].span, format!("`empty` needs a list or a map, not `{t}`"));
+                }
+                (ExprKind::Empty(x), Ty::Bool)
+            }
+            "max" | "min" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (x, at, y, bt) = self.pair(&args[0], &args[1]);
+                self.comparable(&at, &bt, e);
+                if !self.ordered(&at) {
+                    let t = self.ty_name(&at);
+                    self.mismatch(e.span, format!("`{}` needs an int or an ordered enumeration, not `{t}`", name.text));
+                }
+                let (x, y) = (Box::new(x), Box::new(y));
+                (if name.text == "max" { ExprKind::Max(x, y) } else { ExprKind::Min(x, y) }, at)
+            }
+            "lower" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                self.expect(&t, &Ty::Str, &args[0]);
+                (ExprKind::Lower(x), Ty::Str)
+            }
+            _ => self.expand(name, args, loc),
+        }
+    }
+
+    /// Expands a call of a declared function: its arguments bound to fresh
+    /// slots, its body lowered in a scope of its own.
+    fn expand(&mut self, name: &ast::Name, args: &[ast::Expr], loc: Loc) -> (ExprKind, Ty) {
+        let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
+        let Some((Global::Fn(file, index), _)) = self.lw.globals.get(&name.text).copied() else {
+            let mut candidates: Vec<String> = ["present", "absent", "count", "pairs", "empty", "max", "min", "lower"].map(String::from).to_vec();
+            candidates.extend(self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()));
+            let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            self.lw.unknown_name(loc, "function", &name.text, &candidates);
+            return unknown;
+        };
+        let files = self.files;
+        let ast::Item::Fn(f) = &files[file as usize].items[index] else { return unknown };
+        if self.expanding.contains(&f.name.text) {
+            self.lw
+                .error("recursion", loc, format!("function `{}` calls itself", f.name.text))
+                .help = Some("grail is total: functions may not recurse, directly or through others".into());
+            return unknown;
+        }
+        if args.len() != f.params.len() {
+            self.lw.error("arity", loc, format!("`{}` takes {} arguments, found {}", f.name.text, f.params.len(), args.len()));
+            return unknown;
+        }
+        let lowered: Vec<(Expr, Ty)> = args.iter().map(|a| self.expr(a)).collect();
+        // The body sees only its parameters and the globals.
+        let outer = std::mem::take(&mut self.scope);
+        let mut slots = Vec::new();
+        for (param, (_, ty)) in f.params.iter().zip(&lowered) {
+            let slot = self.fresh();
+            self.scope.push((param.text.clone(), slot, ty.clone()));
+            slots.push(slot);
+        }
+        self.expanding.push(f.name.text.clone());
+        let outer_file = std::mem::replace(&mut self.file, file);
+        let (mut body, ty) = self.expr(&f.body);
+        self.file = outer_file;
+        self.expanding.pop();
+        self.scope = outer;
+        for (slot, (value, _)) in slots.into_iter().zip(lowered).rev() {
+            let text = body.text.clone();
+            body = Expr { kind: ExprKind::Let { slot, value: Box::new(value), body: Box::new(body) }, text };
+        }
+        (body.kind, ty)
+    }
+}
+
+fn compatible(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Error, _) | (_, Ty::Error) => true,
+        (Ty::List(x), Ty::List(y)) => compatible(x, y),
+        (Ty::Map(k, v), Ty::Map(l, w)) => compatible(k, l) && compatible(v, w),
+        _ => a == b,
+    }
+}
+
+fn is_string_literal(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Lit(ast::Literal::Str(..)) => true,
+        ast::ExprKind::List(items) | ast::ExprKind::Set(items) => items.iter().all(is_string_literal) && !items.is_empty(),
+        _ => false,
+    }
+}
+
+/// `binding.a.b` as the path `a.b`, for subject names.
+fn doc_path(e: &ast::Expr, binders: &HashMap<String, DocKindId>) -> Option<String> {
+    match &e.kind {
+        ast::ExprKind::Field(base, name) => match &base.kind {
+            ast::ExprKind::Name(n) if binders.contains_key(&n.text) => Some(name.text.clone()),
+            _ => doc_path(base, binders).map(|p| format!("{p}.{}", name.text)),
+        },
+        _ => None,
+    }
+}

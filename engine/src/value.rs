@@ -1,0 +1,213 @@
+//! Values of the evaluator. Every value carries its provenance.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use grail_lang::ast::Span;
+
+use crate::hir::{EnumId, Loc, MatrixId, Policy, RecordId};
+
+/// Where a value came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    /// Read from a document (its index in the deployment) at a span.
+    Document { doc: u32, span: Span },
+    /// The shipped policy: a matrix cell or a declared default.
+    Policy(Loc),
+    /// Computed by the evaluator or written as a literal in a rule.
+    Computed,
+    /// Not there: `what` names the missing thing; `doc`/`span` point at the
+    /// nearest thing that is there (the mapping that lacks the key).
+    Missing { what: Arc<str>, doc: Option<u32>, span: Span },
+}
+
+impl Origin {
+    /// The document location, if the value (or its absence) has one.
+    pub fn document_span(&self) -> Option<(u32, Span)> {
+        match self {
+            Origin::Document { doc, span } => Some((*doc, *span)),
+            Origin::Missing { doc: Some(doc), span, .. } => Some((*doc, *span)),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Val {
+    pub kind: ValKind,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValKind {
+    /// Unknown: missing, or not of its declared type.
+    Absent,
+    Bool(bool),
+    Int(i64),
+    Str(Arc<str>),
+    Enum(EnumId, u32),
+    List(Arc<Vec<Val>>),
+    /// Entries in document order; keys are scalars.
+    Map(Arc<Vec<(Val, Val)>>),
+    Record(RecordId, Arc<Vec<Val>>),
+    Matrix(MatrixId),
+    Row(MatrixId, u32),
+    Domain(EnumId),
+    Pairs(Arc<Vec<(Val, Val)>>),
+}
+
+/// A three-valued truth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    Unknown,
+}
+
+impl Val {
+    pub fn new(kind: ValKind, origin: Origin) -> Val {
+        Val { kind, origin }
+    }
+
+    pub fn computed(kind: ValKind) -> Val {
+        Val { kind, origin: Origin::Computed }
+    }
+
+    pub fn missing(what: &str, doc: Option<u32>, span: Span) -> Val {
+        Val { kind: ValKind::Absent, origin: Origin::Missing { what: what.into(), doc, span } }
+    }
+
+    pub fn unknown() -> Val {
+        Val::computed(ValKind::Absent)
+    }
+
+    pub fn bool(b: bool) -> Val {
+        Val::computed(ValKind::Bool(b))
+    }
+
+    pub fn truth(t: Truth) -> Val {
+        match t {
+            Truth::True => Val::bool(true),
+            Truth::False => Val::bool(false),
+            Truth::Unknown => Val::unknown(),
+        }
+    }
+
+    pub fn is_absent(&self) -> bool {
+        matches!(self.kind, ValKind::Absent)
+    }
+
+    pub fn as_truth(&self) -> Truth {
+        match self.kind {
+            ValKind::Bool(true) => Truth::True,
+            ValKind::Bool(false) => Truth::False,
+            _ => Truth::Unknown,
+        }
+    }
+
+    /// Equality of meaning, ignoring provenance; `None` when either side is unknown.
+    pub fn same(&self, other: &Val) -> Option<bool> {
+        use ValKind::*;
+        Some(match (&self.kind, &other.kind) {
+            (Absent, _) | (_, Absent) => return None,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Str(a), Str(b)) => a == b,
+            (Enum(e, a), Enum(f, b)) => e == f && a == b,
+            (Row(m, a), Row(n, b)) => m == n && a == b,
+            (List(a), List(b)) => {
+                if a.len() != b.len() {
+                    return Some(false);
+                }
+                for (x, y) in a.iter().zip(b.iter()) {
+                    if !x.same(y)? {
+                        return Some(false);
+                    }
+                }
+                true
+            }
+            (Record(r, a), Record(s, b)) => r == s && {
+                for (x, y) in a.iter().zip(b.iter()) {
+                    match (x.is_absent(), y.is_absent()) {
+                        (true, true) => continue,
+                        (false, false) if x.same(y)? => continue,
+                        _ => return Some(false),
+                    }
+                }
+                true
+            },
+            _ => false,
+        })
+    }
+
+    /// The distinct identity of a value, as a hashable key: a scalar is its
+    /// own identity, a record entry the value of its identity field. `None`
+    /// when it has none or it is unknown.
+    pub fn identity(&self, policy: &Policy) -> Option<String> {
+        let mut key = String::new();
+        match &self.kind {
+            ValKind::Bool(b) => write!(key, "b:{b}").ok()?,
+            ValKind::Int(i) => write!(key, "i:{i}").ok()?,
+            ValKind::Str(s) => write!(key, "s:{s}").ok()?,
+            ValKind::Enum(e, v) => write!(key, "e{e}:{v}").ok()?,
+            ValKind::Record(r, fields) => {
+                let id = policy.records.get(*r as usize)?.identity?;
+                return fields.get(id)?.identity(policy);
+            }
+            _ => return None,
+        }
+        Some(key)
+    }
+
+    /// How a value reads in a message: `C3`, `auto`, `2`, `[a, b]`, `absent`.
+    pub fn display(&self, policy: &Policy) -> String {
+        match &self.kind {
+            ValKind::Absent => "absent".into(),
+            ValKind::Bool(b) => b.to_string(),
+            ValKind::Int(i) => i.to_string(),
+            ValKind::Str(s) => s.to_string(),
+            ValKind::Enum(e, v) => policy.variant_name(*e, *v).to_string(),
+            ValKind::List(items) => {
+                let parts: Vec<String> = items.iter().map(|v| v.display(policy)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+            ValKind::Map(entries) => {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", k.display(policy), v.display(policy)))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            ValKind::Record(r, fields) => {
+                let rec = policy.records.get(*r as usize);
+                match rec.and_then(|d| d.identity.map(|i| (d, i))) {
+                    Some((d, i)) => format!(
+                        "{} `{}`",
+                        d.name,
+                        fields.get(i).map(|v| v.display(policy)).unwrap_or_default()
+                    ),
+                    None => rec.map(|d| d.name.clone()).unwrap_or_default(),
+                }
+            }
+            ValKind::Matrix(m) => policy.matrices.get(*m as usize).map(|d| d.name.clone()).unwrap_or_default(),
+            ValKind::Row(m, v) => match policy.matrices.get(*m as usize) {
+                Some(d) => format!("{}[{}]", d.name, policy.variant_name(d.key_enum, *v)),
+                None => String::new(),
+            },
+            ValKind::Domain(e) => policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
+            ValKind::Pairs(p) => format!("{} pairs", p.len()),
+        }
+    }
+
+    /// A short label for a subject path: a map key, an identity, an index.
+    pub fn label(&self, policy: &Policy) -> Option<String> {
+        match &self.kind {
+            ValKind::Record(r, fields) => {
+                let id = policy.records.get(*r as usize)?.identity?;
+                Some(fields.get(id)?.display(policy))
+            }
+            ValKind::Absent | ValKind::List(_) | ValKind::Map(_) | ValKind::Pairs(_) => None,
+            _ => Some(self.display(policy)),
+        }
+    }
+}

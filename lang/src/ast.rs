@@ -1,0 +1,439 @@
+//! The syntax tree. Every node carries the byte span of its source text.
+//!
+//! The tree is plain data: no resolution, no types. Names are strings with
+//! spans; the engine resolves them.
+
+use std::fmt;
+
+/// A byte range into one source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A name as written, with its span.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// One parsed file: its items in source order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceFile {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Enum(EnumDecl),
+    Record(RecordDecl),
+    Document(DocumentDecl),
+    Matrix(MatrixDecl),
+    Fn(FnDecl),
+    Rule(RuleDecl),
+}
+
+impl Item {
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Enum(d) => d.span,
+            Item::Record(d) => d.span,
+            Item::Document(d) => d.span,
+            Item::Matrix(d) => d.span,
+            Item::Fn(d) => d.span,
+            Item::Rule(d) => d.span,
+        }
+    }
+
+    /// The name the item declares (a rule's identifier for rules).
+    pub fn name(&self) -> &Name {
+        match self {
+            Item::Enum(d) => &d.name,
+            Item::Record(d) => &d.name,
+            Item::Document(d) => &d.name,
+            Item::Matrix(d) => &d.name,
+            Item::Fn(d) => &d.name,
+            Item::Rule(d) => &d.id,
+        }
+    }
+}
+
+/// How an enumeration's variants are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EnumOrder {
+    /// No order: only equality.
+    None,
+    /// Declaration order, comparable with `<` and `max`.
+    Ordered,
+    /// Declaration order, tightest first: also `tighter_than` / `looser_than`,
+    /// and usable as a tighten-only column.
+    TightestFirst,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumDecl {
+    pub docs: Vec<String>,
+    pub name: Name,
+    pub order: EnumOrder,
+    pub variants: Vec<Name>,
+    pub span: Span,
+}
+
+/// A structural check of documents, and the rule id its findings carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    Syntax,
+    DuplicateKey,
+    UnknownKey,
+    Type,
+}
+
+impl CheckKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            CheckKind::Syntax => "syntax",
+            CheckKind::DuplicateKey => "duplicate_key",
+            CheckKind::UnknownKey => "unknown_key",
+            CheckKind::Type => "type",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckRule {
+    pub kind: CheckKind,
+    pub rule: Name,
+    pub span: Span,
+}
+
+/// `forbid key "k" anywhere rule id`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forbid {
+    pub key: Name,
+    pub rule: Name,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordDecl {
+    pub docs: Vec<String>,
+    pub name: Name,
+    /// The field whose value is an entry's identity (`identity name`).
+    pub identity: Option<Name>,
+    pub checks: Vec<CheckRule>,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+/// How a document kind is recognised: by a top-level key's absence or value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selector {
+    Absent(Name),
+    Equals(Name, Name),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentDecl {
+    pub docs: Vec<String>,
+    pub name: Name,
+    /// The name rules use for a document of this kind.
+    pub binder: Name,
+    pub selector: Selector,
+    pub checks: Vec<CheckRule>,
+    pub forbids: Vec<Forbid>,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub docs: Vec<String>,
+    pub name: Name,
+    pub optional: bool,
+    pub ty: TypeExpr,
+    pub default: Option<DefaultValue>,
+    pub bounds: Vec<Bound>,
+    pub unique: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeExpr {
+    Named(Name),
+    Int { min: Option<i64>, span: Span },
+    List(Box<TypeExpr>, Span),
+    Map(Name, Box<TypeExpr>, Span),
+}
+
+impl TypeExpr {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExpr::Named(n) => n.span,
+            TypeExpr::Int { span, .. } | TypeExpr::List(_, span) | TypeExpr::Map(_, _, span) => {
+                *span
+            }
+        }
+    }
+}
+
+/// `matrix.column`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnRef {
+    pub matrix: Name,
+    pub column: Name,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DefaultValue {
+    Column(ColumnRef),
+    Literal(Literal),
+    EmptyList(Span),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoundKind {
+    Floor,
+    Ceiling,
+}
+
+/// `floor matrix.column rule id`: a tighten-only bound on a field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bound {
+    pub kind: BoundKind,
+    pub column: ColumnRef,
+    pub rule: Name,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixDecl {
+    pub docs: Vec<String>,
+    pub name: Name,
+    pub key_enum: Name,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: Name,
+    pub ty: Name,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub key: Name,
+    pub cells: Vec<Literal>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FnDecl {
+    pub docs: Vec<String>,
+    pub name: Name,
+    pub params: Vec<Name>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleDecl {
+    pub docs: Vec<String>,
+    pub id: Name,
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    Fail,
+    Unknown,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Clause {
+    For { pattern: Pattern, domain: Expr, span: Span },
+    When { guard: Expr, reason: Option<Template>, span: Span },
+    Let { name: Name, value: Expr, span: Span },
+    Require { check: Expr, outcome: Outcome, message: Template, span: Span },
+    At { location: Expr, span: Span },
+}
+
+impl Clause {
+    pub fn span(&self) -> Span {
+        match self {
+            Clause::For { span, .. }
+            | Clause::When { span, .. }
+            | Clause::Let { span, .. }
+            | Clause::Require { span, .. }
+            | Clause::At { span, .. } => *span,
+        }
+    }
+}
+
+/// What a `for` or a quantifier binds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// `x`: an element (of a list), a key (of a map or an enumeration).
+    One(Name),
+    /// `k, v`: a map entry.
+    Entry(Name, Name),
+    /// `(a, b)`: a pair from `pairs(...)`.
+    Pair(Name, Name),
+}
+
+impl Pattern {
+    pub fn names(&self) -> Vec<&Name> {
+        match self {
+            Pattern::One(a) => vec![a],
+            Pattern::Entry(a, b) | Pattern::Pair(a, b) => vec![a, b],
+        }
+    }
+}
+
+/// A message with `{expr}` holes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub parts: Vec<TemplatePart>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TemplatePart {
+    Text(String),
+    Hole(Expr),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    Int(i64, Span),
+    Bool(bool, Span),
+    Str(String, Span),
+    /// A bare name in a matrix cell: an enumeration variant.
+    Name(Name),
+}
+
+impl Literal {
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Int(_, s) | Literal::Bool(_, s) | Literal::Str(_, s) => *s,
+            Literal::Name(n) => n.span,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Coalesce,
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+    TighterThan,
+    LooserThan,
+    Concat,
+    Add,
+    Sub,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Coalesce => "??",
+            BinOp::Or => "or",
+            BinOp::And => "and",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::In => "in",
+            BinOp::NotIn => "not in",
+            BinOp::TighterThan => "tighter_than",
+            BinOp::LooserThan => "looser_than",
+            BinOp::Concat => "++",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    Every,
+    Some,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExprKind {
+    Lit(Literal),
+    Name(Name),
+    Field(Box<Expr>, Name),
+    Index(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Call(Name, Vec<Expr>),
+    List(Vec<Expr>),
+    Set(Vec<Expr>),
+    Quant {
+        kind: Quantifier,
+        pattern: Pattern,
+        domain: Box<Expr>,
+        body: Box<Expr>,
+    },
+    /// `count(x in domain by key)`
+    CountBy {
+        var: Name,
+        domain: Box<Expr>,
+        key: Box<Expr>,
+    },
+    /// `[value for pattern in domain if filter]`
+    Comprehension {
+        value: Box<Expr>,
+        pattern: Pattern,
+        domain: Box<Expr>,
+        filter: Option<Box<Expr>>,
+    },
+}

@@ -1,0 +1,698 @@
+//! From source text to a [`SourceFile`]. Parsing never fails: a broken item
+//! becomes a [`ParseError`] and the items around it are still returned.
+
+use pest::Parser as _;
+use pest::iterators::{Pair, Pairs};
+use pest::pratt_parser::{Assoc, Op, PrattParser};
+use pest_derive::Parser;
+use std::sync::LazyLock;
+
+use crate::ast::*;
+
+#[derive(Parser)]
+#[grammar = "grail.pest"]
+struct GrailParser;
+
+/// A syntax error: a message (lower case, no final period) and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub message: String,
+    pub span: Span,
+}
+
+/// The result of parsing one file: every item that parsed, and the errors of
+/// the ones that did not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub file: SourceFile,
+    pub errors: Vec<ParseError>,
+}
+
+/// The words that start a top-level item. An item starts in column 0.
+pub const ITEM_KEYWORDS: [&str; 6] = ["enum", "record", "document", "matrix", "fn", "rule"];
+
+/// Parses a whole file, recovering at every top-level item.
+pub fn parse(text: &str) -> Parsed {
+    let mut parsed = Parsed::default();
+    for chunk in item_chunks(text) {
+        let source = &text[chunk.start..chunk.end];
+        if chunk.is_item {
+            match parse_item(source, chunk.start) {
+                Ok(item) => parsed.file.items.push(item),
+                Err(error) => parsed.errors.push(error),
+            }
+        } else if let Some(span) = stray_text(source, chunk.start) {
+            parsed.errors.push(ParseError {
+                message: format!(
+                    "expected an item (one of {}) at the start of a line",
+                    ITEM_KEYWORDS.map(|k| format!("`{k}`")).join(", ")
+                ),
+                span,
+            });
+        }
+    }
+    parsed
+}
+
+struct Chunk {
+    start: usize,
+    end: usize,
+    is_item: bool,
+}
+
+/// Cuts the text before every line that starts an item (with the `///`
+/// documentation lines right above it).
+fn item_chunks(text: &str) -> Vec<Chunk> {
+    let mut line_starts = vec![0];
+    line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    line_starts.retain(|&s| s < text.len());
+
+    let line = |i: usize| -> &str {
+        let start = line_starts[i];
+        let end = line_starts.get(i + 1).copied().unwrap_or(text.len());
+        &text[start..end]
+    };
+    let starts_item = |l: &str| {
+        ITEM_KEYWORDS.iter().any(|k| {
+            l.strip_prefix(k)
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace()) || rest.is_empty())
+        })
+    };
+
+    let mut cuts = Vec::new();
+    for i in 0..line_starts.len() {
+        if starts_item(line(i)) {
+            let mut first = i;
+            while first > 0 && line(first - 1).starts_with("///") {
+                first -= 1;
+            }
+            cuts.push(line_starts[first]);
+        }
+    }
+
+    let mut chunks = Vec::new();
+    let first_cut = cuts.first().copied().unwrap_or(text.len());
+    if first_cut > 0 {
+        chunks.push(Chunk { start: 0, end: first_cut, is_item: false });
+    }
+    for (n, &start) in cuts.iter().enumerate() {
+        let end = cuts.get(n + 1).copied().unwrap_or(text.len());
+        chunks.push(Chunk { start, end, is_item: true });
+    }
+    chunks
+}
+
+/// The first text that is neither blank nor a comment, if any.
+fn stray_text(source: &str, offset: usize) -> Option<Span> {
+    let mut at = 0;
+    for line in source.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if !trimmed.is_empty() && !trimmed.starts_with("//") {
+            let lead = line.len() - line.trim_start().len();
+            let start = offset + at + lead;
+            return Some(Span::new(start, start + line.trim_end().len() - lead));
+        }
+        at += line.len();
+    }
+    None
+}
+
+fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
+    let mut pairs = GrailParser::parse(Rule::file_item, source).map_err(|e| to_error(e, offset))?;
+    let b = Builder { offset };
+    let pair = pairs.next().ok_or_else(|| ParseError {
+        message: "expected an item".into(),
+        span: Span::new(offset, offset),
+    })?;
+    Ok(b.item(pair))
+}
+
+fn to_error(error: pest::error::Error<Rule>, offset: usize) -> ParseError {
+    use pest::error::{ErrorVariant, InputLocation};
+    let span = match error.location {
+        InputLocation::Pos(p) => Span::new(offset + p, offset + p),
+        InputLocation::Span((a, b)) => Span::new(offset + a, offset + b),
+    };
+    let message = match &error.variant {
+        ErrorVariant::ParsingError { positives, negatives: _ } => {
+            let mut wanted: Vec<&str> = positives.iter().filter_map(|r| describe(*r)).collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            match wanted.len() {
+                0 => "unexpected input".to_string(),
+                1 => format!("expected {}", wanted[0]),
+                _ => {
+                    let last = wanted.pop().unwrap_or_default();
+                    format!("expected {} or {}", wanted.join(", "), last)
+                }
+            }
+        }
+        ErrorVariant::CustomError { message } => message.clone(),
+    };
+    ParseError { message, span }
+}
+
+/// What a grammar rule is called in an error message.
+fn describe(rule: Rule) -> Option<&'static str> {
+    Some(match rule {
+        Rule::ident | Rule::named_type | Rule::callee => "a name",
+        Rule::rule_id => "a rule identifier such as `topology.checker_count`",
+        Rule::string | Rule::template => "a string",
+        Rule::int => "an integer",
+        Rule::bool => "`true` or `false`",
+        Rule::expr => "an expression",
+        Rule::enum_order => "`tightest_first` or `ordered`",
+        Rule::variant => "a variant",
+        Rule::identity => "`identity`",
+        Rule::selector => "`where KEY absent` or `where KEY == \"value\"`",
+        Rule::check_rule => "`on`",
+        Rule::check_kind => "`syntax`, `duplicate_key`, `unknown_key` or `type`",
+        Rule::forbid => "`forbid`",
+        Rule::field | Rule::field_name => "a field",
+        Rule::optional_mark => "`?`",
+        Rule::type_expr | Rule::map_type | Rule::list_type | Rule::int_type => "a type",
+        Rule::default_clause => "`default`",
+        Rule::bound_clause | Rule::bound_kind => "`floor` or `ceiling`",
+        Rule::unique_clause => "`unique`",
+        Rule::columns => "`columns`",
+        Rule::column_decl => "a column",
+        Rule::row | Rule::row_key => "a row",
+        Rule::cell => "a cell value",
+        Rule::for_clause => "`for`",
+        Rule::when_clause => "`when`",
+        Rule::let_clause => "`let`",
+        Rule::require_clause => "`require`",
+        Rule::at_clause => "`at`",
+        Rule::outcome => "`fail` or `unknown`",
+        Rule::pattern | Rule::pair_pattern => "a name to bind",
+        Rule::field_access => "`.`",
+        Rule::index => "`[`",
+        Rule::coalesce
+        | Rule::or_op
+        | Rule::and_op
+        | Rule::eq
+        | Rule::ne
+        | Rule::le
+        | Rule::ge
+        | Rule::lt
+        | Rule::gt
+        | Rule::not_in
+        | Rule::in_op
+        | Rule::tighter
+        | Rule::looser
+        | Rule::concat
+        | Rule::add
+        | Rule::sub => "an operator",
+        Rule::EOI => "the end of the item",
+        Rule::enum_decl
+        | Rule::record_decl
+        | Rule::document_decl
+        | Rule::matrix_decl
+        | Rule::fn_decl
+        | Rule::rule_decl => "an item",
+        _ => return None,
+    })
+}
+
+static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
+    PrattParser::new()
+        .op(Op::infix(Rule::or_op, Assoc::Left))
+        .op(Op::infix(Rule::and_op, Assoc::Left))
+        .op(Op::prefix(Rule::not_op))
+        .op(Op::infix(Rule::eq, Assoc::Left)
+            | Op::infix(Rule::ne, Assoc::Left)
+            | Op::infix(Rule::lt, Assoc::Left)
+            | Op::infix(Rule::le, Assoc::Left)
+            | Op::infix(Rule::gt, Assoc::Left)
+            | Op::infix(Rule::ge, Assoc::Left)
+            | Op::infix(Rule::in_op, Assoc::Left)
+            | Op::infix(Rule::not_in, Assoc::Left)
+            | Op::infix(Rule::tighter, Assoc::Left)
+            | Op::infix(Rule::looser, Assoc::Left))
+        .op(Op::infix(Rule::coalesce, Assoc::Left))
+        .op(Op::infix(Rule::add, Assoc::Left)
+            | Op::infix(Rule::sub, Assoc::Left)
+            | Op::infix(Rule::concat, Assoc::Left))
+        .op(Op::postfix(Rule::field_access) | Op::postfix(Rule::index))
+});
+
+/// Builds the tree from pest pairs. The grammar guarantees the shape of every
+/// pair, so the accessors below only meet the children the grammar allows.
+struct Builder {
+    offset: usize,
+}
+
+impl Builder {
+    fn span(&self, pair: &Pair<'_, Rule>) -> Span {
+        let s = pair.as_span();
+        Span::new(self.offset + s.start(), self.offset + s.end())
+    }
+
+    fn name(&self, pair: Pair<'_, Rule>) -> Name {
+        Name { text: pair.as_str().to_string(), span: self.span(&pair) }
+    }
+
+    /// A name from an `ident | string` choice: the string's contents.
+    fn name_or_string(&self, pair: Pair<'_, Rule>) -> Name {
+        let span = self.span(&pair);
+        let inner = pair.into_inner().next();
+        match inner {
+            Some(p) if p.as_rule() == Rule::string => Name { text: unescape(string_body(&p)), span },
+            Some(p) => Name { text: p.as_str().to_string(), span },
+            None => Name { text: String::new(), span },
+        }
+    }
+
+    fn item(&self, pair: Pair<'_, Rule>) -> Item {
+        match pair.as_rule() {
+            Rule::enum_decl => Item::Enum(self.enum_decl(pair)),
+            Rule::record_decl => Item::Record(self.record_decl(pair)),
+            Rule::document_decl => Item::Document(self.document_decl(pair)),
+            Rule::matrix_decl => Item::Matrix(self.matrix_decl(pair)),
+            Rule::fn_decl => Item::Fn(self.fn_decl(pair)),
+            _ => Item::Rule(self.rule_decl(pair)),
+        }
+    }
+
+    fn docs(&self, pairs: &mut std::iter::Peekable<Pairs<'_, Rule>>) -> Vec<String> {
+        let mut docs = Vec::new();
+        while let Some(p) = pairs.next_if(|p| p.as_rule() == Rule::doc) {
+            let text = p.into_inner().next().map(|t| t.as_str()).unwrap_or("");
+            docs.push(text.strip_prefix(' ').unwrap_or(text).trim_end().to_string());
+        }
+        docs
+    }
+
+    fn enum_decl(&self, pair: Pair<'_, Rule>) -> EnumDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name(it.next().expect("enum name"));
+        let mut order = EnumOrder::None;
+        let mut variants = Vec::new();
+        for p in it {
+            match p.as_rule() {
+                Rule::enum_order => {
+                    order = if p.as_str() == "ordered" {
+                        EnumOrder::Ordered
+                    } else {
+                        EnumOrder::TightestFirst
+                    }
+                }
+                _ => variants.push(self.name_or_string(p)),
+            }
+        }
+        EnumDecl { docs, name, order, variants, span }
+    }
+
+    fn check_rule(&self, pair: Pair<'_, Rule>) -> CheckRule {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner();
+        let kind = match it.next().map(|p| p.as_str()) {
+            Some("syntax") => CheckKind::Syntax,
+            Some("duplicate_key") => CheckKind::DuplicateKey,
+            Some("unknown_key") => CheckKind::UnknownKey,
+            _ => CheckKind::Type,
+        };
+        let rule = self.name(it.next().expect("rule id"));
+        CheckRule { kind, rule, span }
+    }
+
+    fn record_decl(&self, pair: Pair<'_, Rule>) -> RecordDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name(it.next().expect("record name"));
+        let mut decl =
+            RecordDecl { docs, name, identity: None, checks: vec![], fields: vec![], span };
+        for p in it {
+            match p.as_rule() {
+                Rule::identity => {
+                    decl.identity = p.into_inner().next().map(|n| self.name(n));
+                }
+                Rule::check_rule => decl.checks.push(self.check_rule(p)),
+                _ => decl.fields.push(self.field(p)),
+            }
+        }
+        decl
+    }
+
+    fn document_decl(&self, pair: Pair<'_, Rule>) -> DocumentDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name(it.next().expect("document name"));
+        let binder = self.name(it.next().expect("binder"));
+        let selector = {
+            let mut s = it.next().expect("selector").into_inner();
+            let key = self.name(s.next().expect("selector key"));
+            match s.next() {
+                Some(v) if v.as_rule() == Rule::string => {
+                    let span = self.span(&v);
+                    Selector::Equals(key, Name { text: unescape(string_body(&v)), span })
+                }
+                _ => Selector::Absent(key),
+            }
+        };
+        let mut decl = DocumentDecl {
+            docs,
+            name,
+            binder,
+            selector,
+            checks: vec![],
+            forbids: vec![],
+            fields: vec![],
+            span,
+        };
+        for p in it {
+            match p.as_rule() {
+                Rule::check_rule => decl.checks.push(self.check_rule(p)),
+                Rule::forbid => {
+                    let span = self.span(&p);
+                    let mut f = p.into_inner();
+                    let key = f.next().expect("forbidden key");
+                    let key = Name { text: unescape(string_body(&key)), span: self.span(&key) };
+                    let rule = self.name(f.next().expect("rule id"));
+                    decl.forbids.push(Forbid { key, rule, span });
+                }
+                _ => decl.fields.push(self.field(p)),
+            }
+        }
+        decl
+    }
+
+    fn field(&self, pair: Pair<'_, Rule>) -> Field {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name_or_string(it.next().expect("field name"));
+        let optional = it.next_if(|p| p.as_rule() == Rule::optional_mark).is_some();
+        let ty = self.type_expr(it.next().expect("field type"));
+        let mut field =
+            Field { docs, name, optional, ty, default: None, bounds: vec![], unique: None, span };
+        for p in it {
+            match p.as_rule() {
+                Rule::default_clause => {
+                    let v = p.into_inner().next().expect("default value");
+                    field.default = Some(match v.as_rule() {
+                        Rule::column_ref => DefaultValue::Column(self.column_ref(v)),
+                        Rule::empty_list => DefaultValue::EmptyList(self.span(&v)),
+                        _ => DefaultValue::Literal(self.literal(v)),
+                    });
+                }
+                Rule::bound_clause => {
+                    let span = self.span(&p);
+                    let mut b = p.into_inner();
+                    let kind = match b.next().map(|k| k.as_str()) {
+                        Some("ceiling") => BoundKind::Ceiling,
+                        _ => BoundKind::Floor,
+                    };
+                    let column = self.column_ref(b.next().expect("column"));
+                    let rule = self.name(b.next().expect("rule id"));
+                    field.bounds.push(Bound { kind, column, rule, span });
+                }
+                _ => field.unique = p.into_inner().next().map(|r| self.name(r)),
+            }
+        }
+        field
+    }
+
+    fn column_ref(&self, pair: Pair<'_, Rule>) -> ColumnRef {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner();
+        let matrix = self.name(it.next().expect("matrix"));
+        let column = self.name(it.next().expect("column"));
+        ColumnRef { matrix, column, span }
+    }
+
+    fn type_expr(&self, pair: Pair<'_, Rule>) -> TypeExpr {
+        let inner = pair.into_inner().next().expect("type");
+        let span = self.span(&inner);
+        match inner.as_rule() {
+            Rule::map_type => {
+                let mut it = inner.into_inner();
+                let key = self.name(it.next().expect("key type"));
+                let value = self.type_expr(it.next().expect("value type"));
+                TypeExpr::Map(key, Box::new(value), span)
+            }
+            Rule::list_type => {
+                let elem = self.type_expr(inner.into_inner().next().expect("element type"));
+                TypeExpr::List(Box::new(elem), span)
+            }
+            Rule::int_type => {
+                let min = inner.into_inner().find(|p| p.as_rule() == Rule::int).map(|p| parse_int(p.as_str()));
+                TypeExpr::Int { min, span }
+            }
+            _ => TypeExpr::Named(self.name(inner)),
+        }
+    }
+
+    fn matrix_decl(&self, pair: Pair<'_, Rule>) -> MatrixDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name(it.next().expect("matrix name"));
+        let key_enum = self.name(it.next().expect("key enum"));
+        let columns = it
+            .next()
+            .expect("columns")
+            .into_inner()
+            .map(|c| {
+                let mut c = c.into_inner();
+                let name = self.name(c.next().expect("column name"));
+                let ty = self.name(c.next().expect("column type"));
+                Column { name, ty }
+            })
+            .collect();
+        let rows = it
+            .map(|r| {
+                let span = self.span(&r);
+                let mut r = r.into_inner();
+                let key = self.name_or_string(r.next().expect("row key"));
+                let cells = r
+                    .map(|c| self.literal(c.into_inner().next().expect("cell value")))
+                    .collect();
+                Row { key, cells, span }
+            })
+            .collect();
+        MatrixDecl { docs, name, key_enum, columns, rows, span }
+    }
+
+    fn literal(&self, pair: Pair<'_, Rule>) -> Literal {
+        let span = self.span(&pair);
+        match pair.as_rule() {
+            Rule::int => Literal::Int(parse_int(pair.as_str()), span),
+            Rule::bool => Literal::Bool(pair.as_str() == "true", span),
+            Rule::string => Literal::Str(unescape(string_body(&pair)), span),
+            _ => Literal::Name(self.name(pair)),
+        }
+    }
+
+    fn fn_decl(&self, pair: Pair<'_, Rule>) -> FnDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let name = self.name(it.next().expect("fn name"));
+        let mut params = Vec::new();
+        let mut body = None;
+        for p in it {
+            match p.as_rule() {
+                Rule::ident => params.push(self.name(p)),
+                _ => body = Some(self.expr(p)),
+            }
+        }
+        let body = body.expect("fn body");
+        FnDecl { docs, name, params, body, span }
+    }
+
+    fn rule_decl(&self, pair: Pair<'_, Rule>) -> RuleDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let id = self.name(it.next().expect("rule id"));
+        let clauses = it.map(|c| self.clause(c)).collect();
+        RuleDecl { docs, id, clauses, span }
+    }
+
+    fn clause(&self, pair: Pair<'_, Rule>) -> Clause {
+        let span = self.span(&pair);
+        let rule = pair.as_rule();
+        let mut it = pair.into_inner();
+        match rule {
+            Rule::for_clause => {
+                let pattern = self.pattern(it.next().expect("pattern"));
+                let domain = self.expr(it.next().expect("domain"));
+                Clause::For { pattern, domain, span }
+            }
+            Rule::when_clause => {
+                let guard = self.expr(it.next().expect("guard"));
+                let reason = it.next().map(|t| self.template(t));
+                Clause::When { guard, reason, span }
+            }
+            Rule::let_clause => {
+                let name = self.name(it.next().expect("name"));
+                let value = self.expr(it.next().expect("value"));
+                Clause::Let { name, value, span }
+            }
+            Rule::require_clause => {
+                let check = self.expr(it.next().expect("check"));
+                let outcome = match it.next().map(|o| o.as_str()) {
+                    Some("unknown") => Outcome::Unknown,
+                    _ => Outcome::Fail,
+                };
+                let message = self.template(it.next().expect("message"));
+                Clause::Require { check, outcome, message, span }
+            }
+            _ => Clause::At { location: self.expr(it.next().expect("location")), span },
+        }
+    }
+
+    fn pattern(&self, pair: Pair<'_, Rule>) -> Pattern {
+        let mut it = pair.into_inner();
+        let first = it.next().expect("pattern name");
+        if first.as_rule() == Rule::pair_pattern {
+            let mut p = first.into_inner();
+            let a = self.name(p.next().expect("first"));
+            let b = self.name(p.next().expect("second"));
+            return Pattern::Pair(a, b);
+        }
+        let a = self.name(first);
+        match it.next() {
+            Some(b) => Pattern::Entry(a, self.name(b)),
+            None => Pattern::One(a),
+        }
+    }
+
+    fn template(&self, pair: Pair<'_, Rule>) -> Template {
+        let span = self.span(&pair);
+        let parts = pair
+            .into_inner()
+            .map(|p| match p.as_rule() {
+                Rule::template_hole => {
+                    TemplatePart::Hole(self.expr(p.into_inner().next().expect("hole")))
+                }
+                _ => TemplatePart::Text(unescape(p.as_str())),
+            })
+            .collect();
+        Template { parts, span }
+    }
+
+    fn expr(&self, pair: Pair<'_, Rule>) -> Expr {
+        PRATT
+            .map_primary(|p| self.primary(p))
+            .map_prefix(|op, rhs| {
+                let span = self.span(&op).join(rhs.span);
+                Expr { kind: ExprKind::Not(Box::new(rhs)), span }
+            })
+            .map_postfix(|lhs, op| {
+                let span = lhs.span.join(self.span(&op));
+                let kind = match op.as_rule() {
+                    Rule::field_access => {
+                        ExprKind::Field(Box::new(lhs), self.name(op.into_inner().next().expect("field")))
+                    }
+                    _ => ExprKind::Index(
+                        Box::new(lhs),
+                        Box::new(self.expr(op.into_inner().next().expect("index"))),
+                    ),
+                };
+                Expr { kind, span }
+            })
+            .map_infix(|lhs, op, rhs| {
+                let op = match op.as_rule() {
+                    Rule::coalesce => BinOp::Coalesce,
+                    Rule::or_op => BinOp::Or,
+                    Rule::and_op => BinOp::And,
+                    Rule::eq => BinOp::Eq,
+                    Rule::ne => BinOp::Ne,
+                    Rule::lt => BinOp::Lt,
+                    Rule::le => BinOp::Le,
+                    Rule::gt => BinOp::Gt,
+                    Rule::ge => BinOp::Ge,
+                    Rule::in_op => BinOp::In,
+                    Rule::not_in => BinOp::NotIn,
+                    Rule::tighter => BinOp::TighterThan,
+                    Rule::looser => BinOp::LooserThan,
+                    Rule::concat => BinOp::Concat,
+                    Rule::add => BinOp::Add,
+                    _ => BinOp::Sub,
+                };
+                let span = lhs.span.join(rhs.span);
+                Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span }
+            })
+            .parse(pair.into_inner())
+    }
+
+    fn primary(&self, pair: Pair<'_, Rule>) -> Expr {
+        let span = self.span(&pair);
+        let kind = match pair.as_rule() {
+            Rule::int | Rule::bool | Rule::string => ExprKind::Lit(self.literal(pair)),
+            Rule::ident => ExprKind::Name(self.name(pair)),
+            Rule::paren => return self.expr(pair.into_inner().next().expect("inner")),
+            Rule::quantifier => {
+                let mut it = pair.into_inner();
+                let kind = match it.next().map(|k| k.as_str()) {
+                    Some("some") => Quantifier::Some,
+                    _ => Quantifier::Every,
+                };
+                let pattern = self.pattern(it.next().expect("pattern"));
+                let domain = Box::new(self.expr(it.next().expect("domain")));
+                let body = Box::new(self.expr(it.next().expect("body")));
+                ExprKind::Quant { kind, pattern, domain, body }
+            }
+            Rule::count_by => {
+                let mut it = pair.into_inner();
+                let var = self.name(it.next().expect("var"));
+                let domain = Box::new(self.expr(it.next().expect("domain")));
+                let key = Box::new(self.expr(it.next().expect("key")));
+                ExprKind::CountBy { var, domain, key }
+            }
+            Rule::comprehension => {
+                let mut it = pair.into_inner();
+                let value = Box::new(self.expr(it.next().expect("value")));
+                let pattern = self.pattern(it.next().expect("pattern"));
+                let domain = Box::new(self.expr(it.next().expect("domain")));
+                let filter = it.next().map(|f| Box::new(self.expr(f)));
+                ExprKind::Comprehension { value, pattern, domain, filter }
+            }
+            Rule::list_lit => ExprKind::List(pair.into_inner().map(|e| self.expr(e)).collect()),
+            Rule::set_lit => ExprKind::Set(pair.into_inner().map(|e| self.expr(e)).collect()),
+            _ => {
+                // call
+                let mut it = pair.into_inner();
+                let callee = it.next().expect("callee");
+                let name = Name { text: callee.as_str().to_string(), span: self.span(&callee) };
+                ExprKind::Call(name, it.map(|e| self.expr(e)).collect())
+            }
+        };
+        Expr { kind, span }
+    }
+}
+
+fn string_body<'a>(pair: &Pair<'a, Rule>) -> &'a str {
+    let s = pair.as_str();
+    s.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(s)
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An integer literal; the grammar admits only digits, so the only failure is
+/// overflow, which saturates (the engine's range checks see the extreme value).
+fn parse_int(s: &str) -> i64 {
+    s.parse::<i64>().unwrap_or(if s.starts_with('-') { i64::MIN } else { i64::MAX })
+}

@@ -1,0 +1,94 @@
+//! `grail`: check, and in time explain, analyse and compile, guardrail
+//! bindings against policies written in grail.
+//!
+//! This is the only place that picks an output format or exits the process.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use camino::Utf8PathBuf;
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod check;
+mod policy;
+mod render;
+
+/// grail states and checks the guardrails of autonomous software delivery.
+///
+/// Rules live in policies written in the grail language; the shipped
+/// guardrail library is built in and used unless `--policy` names another.
+/// Every finding names its rule, its subject and the line it points at.
+#[derive(Parser)]
+#[command(name = "grail", version, about, long_about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check documents (bindings) against the guardrail rules.
+    ///
+    /// Every rule reports, per subject, PASS, FAIL, UNKNOWN (missing evidence)
+    /// or NOT APPLICABLE. Exit status: 0 when nothing FAILs (UNKNOWN allowed
+    /// unless --deny-unknown), 1 when something FAILs, 2 when the check could
+    /// not run (bad arguments, an unreadable file, a policy that does not
+    /// compile). A document that is not well-formed JSON or YAML is a finding
+    /// (exit 1), with its line and column.
+    ///
+    /// Examples:
+    ///   grail check examples/org/security.yaml
+    ///   grail check --format json examples/bindings/*.yaml --each
+    ///   grail check --policy my-policies/ binding.json
+    #[command(verbatim_doc_comment)]
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// How to print the report.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Treat UNKNOWN (missing evidence) like FAIL for the exit status.
+    #[arg(long)]
+    deny_unknown: bool,
+    /// Check every file as a deployment of its own: one report per file
+    /// (with --format json, one JSON object per line, each with a "file" field).
+    #[arg(long)]
+    each: bool,
+    /// Also list the rules that passed or did not apply (human format).
+    #[arg(long, short)]
+    verbose: bool,
+    /// The documents to check (JSON or YAML).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<Utf8PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Findings with the document's lines, for people.
+    Human,
+    /// One JSON object (see DESIGN.md), for programs.
+    Json,
+}
+
+/// The command could not run: printed as an error, exit status 2.
+pub struct Fatal(pub String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => check::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Fatal(message)) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Which policy a command uses: the shipped library, or a folder of `.grail` files.
+
+use camino::Utf8Path;
+use grail_engine::db::{Compiled, compile_policy};
+use grail_engine::{Database, PolicySet, SourceText};
+
+use crate::Fatal;
+use crate::render;
+
+/// Puts the policy's files into the database.
+pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
+    let files = match dir {
+        None => grail_engine::shipped::FILES
+            .iter()
+            .map(|(path, text)| SourceText::new(db, path.to_string(), text.to_string(), None))
+            .collect(),
+        Some(dir) => {
+            let mut paths = Vec::new();
+            collect(dir, &mut paths)?;
+            if paths.is_empty() {
+                return Err(Fatal(format!("`{dir}` holds no `.grail` file")));
+            }
+            paths.sort();
+            let mut files = Vec::new();
+            for p in paths {
+                let text = std::fs::read_to_string(&p).map_err(|e| Fatal(format!("cannot read `{p}`: {e}")))?;
+                files.push(SourceText::new(db, p.to_string(), text, None));
+            }
+            files
+        }
+    };
+    Ok(PolicySet::new(db, files))
+}
+
+fn collect(dir: &Utf8Path, out: &mut Vec<camino::Utf8PathBuf>) -> Result<(), Fatal> {
+    let entries = dir.read_dir_utf8().map_err(|e| Fatal(format!("cannot read policy folder `{dir}`: {e}")))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Fatal(format!("cannot read policy folder `{dir}`: {e}")))?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect(path, out)?;
+        } else if path.extension() == Some("grail") {
+            out.push(path.to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// Compiles the policy; a policy with errors stops the command (exit 2)
+/// after its diagnostics are printed on standard error.
+pub fn compile<'db>(db: &'db Database, set: PolicySet) -> Result<&'db Compiled, Fatal> {
+    let compiled = compile_policy(db, set);
+    if !compiled.diagnostics.is_empty() {
+        eprint!("{}", render::policy_diagnostics(db, set, &compiled.diagnostics));
+    }
+    if compiled.has_errors() {
+        let n = compiled.diagnostics.iter().filter(|d| d.severity == grail_engine::Severity::Error).count();
+        return Err(Fatal(format!("the policy does not compile ({n} error{})", if n == 1 { "" } else { "s" })));
+    }
+    Ok(compiled)
+}
