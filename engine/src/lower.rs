@@ -132,7 +132,12 @@ impl Lowerer {
     }
 
     fn unknown_name(&mut self, loc: Loc, what: &str, name: &str, candidates: &[&str]) {
-        let d = self.error("unknown-name", loc, format!("unknown {what} `{name}`"));
+        // `what` may name an owner after a colon: "field:Doc" reads "`Doc` has no field `x`".
+        let message = match what.split_once(':') {
+            Some((what, owner)) => format!("`{owner}` has no {what} `{name}`"),
+            None => format!("unknown {what} `{name}`"),
+        };
+        let d = self.error("unknown-name", loc, message);
         if let Some(s) = did_you_mean(name, candidates.iter().copied()) {
             d.help = Some(format!("did you mean `{s}`?"));
         }
@@ -403,7 +408,7 @@ impl Lowerer {
                 let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
                 let matrix = def.name.clone();
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                self.unknown_name(Loc { file, span: c.column.span }, &format!("column of `{matrix}`"), &c.column.text, &names);
+                self.unknown_name(Loc { file, span: c.column.span }, &format!("column:{matrix}"), &c.column.text, &names);
                 None
             }
         }
@@ -704,6 +709,7 @@ impl<'a> RuleLowerer<'a> {
     }
 
     fn rule(mut self, r: &ast::RuleDecl) -> RuleDef {
+        let errors_before = self.lw.diagnostics.len();
         let mut clauses = Vec::new();
         let mut at = None;
         let mut required = false;
@@ -756,7 +762,7 @@ impl<'a> RuleLowerer<'a> {
             self.lw.error("missing-require", self.loc(r.id.span), format!("rule `{}` has no `require` clause", r.id.text))
                 .help = Some("add `require EXPR else fail \"message\"`".into());
         }
-        if self.reads.is_empty() {
+        if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
             self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text));
         }
         RuleDef {
@@ -890,7 +896,7 @@ impl<'a> RuleLowerer<'a> {
                             }
                             None => {
                                 let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
-                                let what = format!("field of `{}`", rec.name);
+                                let what = format!("field:{}", rec.name);
                                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
                                 self.lw.unknown_name(self.loc(name.span), &what, &name.text, &names);
                                 (ExprKind::Lit(Val::unknown()), Ty::Error)
@@ -906,7 +912,7 @@ impl<'a> RuleLowerer<'a> {
                             }
                             None => {
                                 let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
-                                let what = format!("column of `{}`", def.name);
+                                let what = format!("column:{}", def.name);
                                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
                                 self.lw.unknown_name(self.loc(name.span), &what, &name.text, &names);
                                 (ExprKind::Lit(Val::unknown()), Ty::Error)

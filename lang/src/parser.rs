@@ -118,7 +118,7 @@ fn stray_text(source: &str, offset: usize) -> Option<Span> {
 }
 
 fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
-    let mut pairs = GrailParser::parse(Rule::file_item, source).map_err(|e| to_error(e, offset))?;
+    let mut pairs = GrailParser::parse(Rule::file_item, source).map_err(|e| to_error(e, source, offset))?;
     let b = Builder { offset };
     let pair = pairs.next().ok_or_else(|| ParseError {
         message: "expected an item".into(),
@@ -127,10 +127,14 @@ fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
     Ok(b.item(pair))
 }
 
-fn to_error(error: pest::error::Error<Rule>, offset: usize) -> ParseError {
+fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> ParseError {
     use pest::error::{ErrorVariant, InputLocation};
     let span = match error.location {
-        InputLocation::Pos(p) => Span::new(offset + p, offset + p),
+        // A position is shown as the character there, if any.
+        InputLocation::Pos(p) => {
+            let width = source.get(p..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
+            Span::new(offset + p, offset + p + width)
+        }
         InputLocation::Span((a, b)) => Span::new(offset + a, offset + b),
     };
     let message = match &error.variant {
