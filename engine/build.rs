@@ -14,12 +14,20 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "grail"))
         .collect();
     files.sort();
-    let mut out = String::from("/// The shipped library: (path, text) of every policy file.\npub const FILES: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// The shipped library: (path, text) of every policy file.\npub const FILES: &[(&str, &str)] = &[\n",
+    );
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().and_then(|n| n.to_str()).expect("utf-8 file name");
         let abs = f.canonicalize().expect("policy path resolves");
-        writeln!(out, "    ({:?}, include_str!({:?})),", format!("policies/guardrails/{name}"), abs.display().to_string()).expect("write to string");
+        writeln!(
+            out,
+            "    ({:?}, include_str!({:?})),",
+            format!("policies/guardrails/{name}"),
+            abs.display().to_string()
+        )
+        .expect("write to string");
     }
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("shipped.rs");

@@ -18,7 +18,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         if path.is_dir() {
             return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
         }
-        let bytes = std::fs::read(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))?;
         docs.push(SourceText::from_bytes(&db, path.to_string(), bytes));
     }
 

@@ -48,7 +48,7 @@ fn collect(dir: &Utf8Path, out: &mut Vec<camino::Utf8PathBuf>) -> Result<(), Fat
 
 /// Compiles the policy; a policy with errors stops the command (exit 2)
 /// after its diagnostics are printed on standard error.
-pub fn compile<'db>(db: &'db Database, set: PolicySet) -> Result<&'db Compiled, Fatal> {
+pub fn compile(db: &Database, set: PolicySet) -> Result<&Compiled, Fatal> {
     let compiled = compile_policy(db, set);
     if !compiled.diagnostics.is_empty() {
         eprint!("{}", render::policy_diagnostics(db, set, &compiled.diagnostics));

@@ -85,11 +85,12 @@ pub fn human(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Fin
     let mut out = String::new();
     for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
-        let mut diag = MietteDiagnostic::new(title).with_code(f.rule.clone()).with_severity(if f.outcome == Outcome::Fail {
-            miette::Severity::Error
-        } else {
-            miette::Severity::Warning
-        });
+        let mut diag =
+            MietteDiagnostic::new(title).with_code(f.rule.clone()).with_severity(if f.outcome == Outcome::Fail {
+                miette::Severity::Error
+            } else {
+                miette::Severity::Warning
+            });
         if let Some(loc) = f.policy
             && let Some((p, l, c)) = policy_position(db, set, loc)
         {

@@ -66,7 +66,9 @@ fn every_rule_fires_on_its_failing_fixture_and_passes_on_its_twin() {
             problems.push(format!("{rule}: {} does not make it {want:?}; outcomes: {got:?}", fail.display()));
         }
         let got = outcomes(&db, set, &pass, rule);
-        if got.iter().any(|(o, _)| matches!(o, Outcome::Fail | Outcome::Unknown)) || !got.iter().any(|(o, _)| *o == Outcome::Pass) {
+        if got.iter().any(|(o, _)| matches!(o, Outcome::Fail | Outcome::Unknown))
+            || !got.iter().any(|(o, _)| *o == Outcome::Pass)
+        {
             problems.push(format!("{rule}: {} does not make it pass; outcomes: {got:?}", pass.display()));
         }
         let (a, b) = differing_lines(&fail_text, &pass_text);

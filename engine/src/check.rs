@@ -25,7 +25,7 @@ pub fn check_one(policy: &Policy, loaded: &Result<Node, SyntaxError>) -> Vec<Fin
             });
         }
         Ok(root) => match select_kind(policy, 0, root) {
-            Err(f) => findings.push(f),
+            Err(f) => findings.push(*f),
             Ok(kind) => {
                 let (value, structural) = conform(policy, kind, 0, root);
                 findings.extend(structural);

@@ -17,11 +17,17 @@ use crate::value::{Origin, Val, ValKind};
 
 /// Which document kind a document is, by the policy's selectors; `Err` is a
 /// finding explaining why it is none.
-pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, Finding> {
+pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, Box<Finding>> {
     let type_rule = |p: &Policy| p.documents.first().and_then(|d| d.checks[CHECK_TYPE].clone());
     let NodeKind::Map(entries) = &root.kind else {
         let check = type_rule(policy);
-        return Err(structural(check.as_ref(), "document", "a document must be a mapping of keys to values".into(), doc, root.span));
+        return Err(Box::new(structural(
+            check.as_ref(),
+            "document",
+            "a document must be a mapping of keys to values".into(),
+            doc,
+            root.span,
+        )));
     };
     let get = |key: &str| entries.iter().find(|e| e.key == key);
     for (i, d) in policy.documents.iter().enumerate() {
@@ -36,9 +42,9 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
     let kinds: Vec<String> = policy
         .documents
         .iter()
-        .filter_map(|d| match &d.selector {
-            SelectorDef::Equals(k, v) => Some(format!("`{k}: {v}`")),
-            SelectorDef::Absent(k) => Some(format!("no `{k}` key")),
+        .map(|d| match &d.selector {
+            SelectorDef::Equals(k, v) => format!("`{k}: {v}`"),
+            SelectorDef::Absent(k) => format!("no `{k}` key"),
         })
         .collect();
     let (span, shown) = policy
@@ -48,13 +54,13 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
             SelectorDef::Equals(k, _) | SelectorDef::Absent(k) => get(k).map(|e| (e.value.span, k.clone())),
         })
         .unwrap_or((root.span, "document".into()));
-    Err(structural(
+    Err(Box::new(structural(
         type_rule(policy).as_ref(),
         &shown,
         format!("the document is of no kind this policy knows; a document has {}", kinds.join(" or ")),
         doc,
         span,
-    ))
+    )))
 }
 
 fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32, span: Span) -> Finding {
@@ -108,7 +114,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node) -> (Val,
     // Bounds and uniqueness: a pass per subject checked, or not applicable.
     for r in &policy.records {
         for f in &r.fields {
-            let mut checks: Vec<(&str, Loc, &HashMap<String, (Outcome, Option<Span>)>)> = Vec::new();
+            let mut checks: Vec<(&str, Loc, &Subjects)> = Vec::new();
             let empty = HashMap::new();
             for b in &f.bounds {
                 checks.push((&b.rule, b.loc, cx.bound_subjects.get(&b.rule).unwrap_or(&empty)));
@@ -155,6 +161,9 @@ fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> F
     }
 }
 
+/// Per subject checked: its outcome and where it is.
+type Subjects = HashMap<String, (Outcome, Option<Span>)>;
+
 struct Cx<'a> {
     policy: &'a Policy,
     doc: u32,
@@ -164,8 +173,8 @@ struct Cx<'a> {
     /// Enclosing enumeration keys (`C3` of `verification_topology.C3`), innermost last.
     keys: Vec<(EnumId, u32)>,
     /// Per bound rule, each subject checked and its outcome.
-    bound_subjects: HashMap<String, HashMap<String, (Outcome, Option<Span>)>>,
-    unique_subjects: HashMap<String, HashMap<String, (Outcome, Option<Span>)>>,
+    bound_subjects: HashMap<String, Subjects>,
+    unique_subjects: HashMap<String, Subjects>,
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -274,16 +283,23 @@ impl<'a> Cx<'a> {
                 if let Some(min) = int_min
                     && *i < min
                 {
-                    self.fail(CHECK_TYPE, path, format!("`{path}` must be an integer of at least {min}, found `{i}`"), node.span);
+                    self.fail(
+                        CHECK_TYPE,
+                        path,
+                        format!("`{path}` must be an integer of at least {min}, found `{i}`"),
+                        node.span,
+                    );
                     return self.invalid(node.span);
                 }
                 self.located(ValKind::Int(*i), node.span)
             }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
-            (Ty::Enum(e), NodeKind::Str(s)) => match self.policy.enums[*e as usize].variants.iter().position(|v| v == s) {
-                Some(v) => self.located(ValKind::Enum(*e, v as u32), node.span),
-                None => self.type_error(node, ty, path),
-            },
+            (Ty::Enum(e), NodeKind::Str(s)) => {
+                match self.policy.enums[*e as usize].variants.iter().position(|v| v == s) {
+                    Some(v) => self.located(ValKind::Enum(*e, v as u32), node.span),
+                    None => self.type_error(node, ty, path),
+                }
+            }
             (Ty::Record(r), NodeKind::Map(entries)) => self.record(*r, entries, node.span, path),
             (Ty::List(elem), NodeKind::List(items)) => {
                 let vals: Vec<Val> = items
@@ -310,7 +326,13 @@ impl<'a> Cx<'a> {
                 clean = false;
                 let here = v.origin.document_span().map(|(_, s)| s).unwrap_or(span);
                 let label = v.label(self.policy).unwrap_or_default();
-                let mut f = structural(Some(check), &format!("{path}[{label}]"), format!("`{label}` is declared twice in `{path}`; it counts once"), self.doc, here);
+                let mut f = structural(
+                    Some(check),
+                    &format!("{path}[{label}]"),
+                    format!("`{label}` is declared twice in `{path}`; it counts once"),
+                    self.doc,
+                    here,
+                );
                 if let Some((d, s)) = first.origin.document_span() {
                     f.labels.push((d, s, "first declared here".into()));
                 }
@@ -320,11 +342,22 @@ impl<'a> Cx<'a> {
             }
         }
         if clean {
-            self.unique_subjects.entry(check.rule.clone()).or_default().insert(path.into(), (Outcome::Pass, Some(span)));
+            self.unique_subjects
+                .entry(check.rule.clone())
+                .or_default()
+                .insert(path.into(), (Outcome::Pass, Some(span)));
         }
     }
 
-    fn map(&mut self, key_ty: &Ty, value_ty: &Ty, entries: &[crate::document::Entry], field: Option<&FieldDef>, span: Span, path: &str) -> Val {
+    fn map(
+        &mut self,
+        key_ty: &Ty,
+        value_ty: &Ty,
+        entries: &[crate::document::Entry],
+        field: Option<&FieldDef>,
+        span: Span,
+        path: &str,
+    ) -> Val {
         let duplicated = self.duplicates(entries, path);
         let mut out: Vec<(Val, Val)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
@@ -338,7 +371,8 @@ impl<'a> Cx<'a> {
                     None => {
                         let d = &self.policy.enums[*en as usize];
                         let vs: Vec<String> = d.variants.iter().map(|v| format!("`{v}`")).collect();
-                        let mut message = format!("unknown key `{}` in `{path}`; the keys are {}", e.key, vs.join(", "));
+                        let mut message =
+                            format!("unknown key `{}` in `{path}`; the keys are {}", e.key, vs.join(", "));
                         if let Some(near) = did_you_mean(&e.key, d.variants.iter().map(String::as_str)) {
                             message = format!("unknown key `{}` in `{path}`; did you mean `{near}`?", e.key);
                         }
@@ -398,7 +432,11 @@ impl<'a> Cx<'a> {
                     let mut f = structural(
                         self.checks[CHECK_DUPLICATE_KEY].as_ref(),
                         &here,
-                        format!("key `{}` appears twice in `{}`; readers would disagree on which one counts, so neither does", e.key, if path.is_empty() { "the document" } else { path }),
+                        format!(
+                            "key `{}` appears twice in {}; readers would disagree on which one counts, so neither does",
+                            e.key,
+                            if path.is_empty() { "the document".to_string() } else { format!("`{path}`") }
+                        ),
                         self.doc,
                         e.key_span,
                     );
@@ -433,7 +471,8 @@ impl<'a> Cx<'a> {
                 if path.is_empty() && self.is_selector_key(&e.key) {
                     continue;
                 }
-                let mut message = format!("unknown key `{}` in `{}`", e.key, if path.is_empty() { def.name.as_str() } else { path });
+                let mut message =
+                    format!("unknown key `{}` in `{}`", e.key, if path.is_empty() { def.name.as_str() } else { path });
                 if let Some(near) = did_you_mean(&e.key, def.fields.iter().map(|f| f.name.as_str())) {
                     message.push_str(&format!("; did you mean `{near}`?"));
                 }
@@ -470,7 +509,16 @@ impl<'a> Cx<'a> {
                     }
                     None => {
                         if !field.optional {
-                            self.fail(CHECK_TYPE, &here, format!("`{}` requires the key `{}`", if path.is_empty() { def.name.as_str() } else { path }, field.name), span);
+                            self.fail(
+                                CHECK_TYPE,
+                                &here,
+                                format!(
+                                    "`{}` requires the key `{}`",
+                                    if path.is_empty() { def.name.as_str() } else { path },
+                                    field.name
+                                ),
+                                span,
+                            );
                         }
                         Val::missing(&here, Some(self.doc), span)
                     }

@@ -80,7 +80,11 @@ pub fn compile_policy(db: &dyn salsa::Database, set: PolicySet) -> Compiled {
     for (i, file) in set.files(db).iter().enumerate() {
         let parsed = parse_policy(db, *file);
         for e in &parsed.errors {
-            diagnostics.push(PolicyDiagnostic::error("syntax", Loc { file: i as u32, span: e.span }, e.message.clone()));
+            diagnostics.push(PolicyDiagnostic::error(
+                "syntax",
+                Loc { file: i as u32, span: e.span },
+                e.message.clone(),
+            ));
         }
         files.push(&parsed.file);
     }
@@ -92,7 +96,11 @@ pub fn compile_policy(db: &dyn salsa::Database, set: PolicySet) -> Compiled {
 /// How a document is read: by its extension, else by its first character.
 pub fn document_format(path: &str, text: &str) -> Format {
     document::format_for_path(path).unwrap_or_else(|| {
-        if text.trim_start_matches('\u{feff}').trim_start().starts_with(['{', '[']) { Format::Json } else { Format::Yaml }
+        if text.trim_start_matches('\u{feff}').trim_start().starts_with(['{', '[']) {
+            Format::Json
+        } else {
+            Format::Yaml
+        }
     })
 }
 

@@ -66,10 +66,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_depth: 128,
-            max_alias_expansions: 10_000,
-        }
+        Limits { max_depth: 128, max_alias_expansions: 10_000 }
     }
 }
 
@@ -99,10 +96,7 @@ pub fn format_for_path(path: &str) -> Option<Format> {
 }
 
 fn error(message: impl Into<String>, span: Span) -> SyntaxError {
-    SyntaxError {
-        message: message.into(),
-        span,
-    }
+    SyntaxError { message: message.into(), span }
 }
 
 fn depth_error(max_depth: usize, span: Span) -> SyntaxError {
@@ -115,24 +109,14 @@ fn empty_error() -> SyntaxError {
 
 /// The span of the character starting at byte `at` (empty at the end of the text).
 fn char_span(text: &str, at: usize) -> Span {
-    let len = text
-        .get(at..)
-        .and_then(|rest| rest.chars().next())
-        .map_or(0, char::len_utf8);
-    Span {
-        start: at,
-        end: at + len,
-    }
+    let len = text.get(at..).and_then(|rest| rest.chars().next()).map_or(0, char::len_utf8);
+    Span { start: at, end: at + len }
 }
 
 /// User text for a message: truncated, control characters escaped.
 fn quote(text: &str) -> String {
     const MAX_CHARS: usize = 40;
-    let mut out: String = text
-        .chars()
-        .take(MAX_CHARS)
-        .flat_map(char::escape_debug)
-        .collect();
+    let mut out: String = text.chars().take(MAX_CHARS).flat_map(char::escape_debug).collect();
     if text.chars().nth(MAX_CHARS).is_some() {
         out.push('…');
     }
@@ -168,11 +152,7 @@ fn strict_json_options() -> ParseOptions {
 }
 
 fn load_json(text: &str, limits: &Limits) -> Result<Node, SyntaxError> {
-    let bom = if text.starts_with('\u{feff}') {
-        '\u{feff}'.len_utf8()
-    } else {
-        0
-    };
+    let bom = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
     let body = text.get(bom..).unwrap_or_default();
     let shift = |mut e: SyntaxError| {
         e.span.start += bom;
@@ -218,10 +198,7 @@ fn prescan_json(body: &str, max_depth: usize) -> Option<SyntaxError> {
                 in_string = false;
             } else if c < ' ' {
                 return Some(error(
-                    format!(
-                        "unescaped control character `U+{:04X}` in string",
-                        u32::from(c)
-                    ),
+                    format!("unescaped control character `U+{:04X}` in string", u32::from(c)),
                     char_span(body, at),
                 ));
             }
@@ -251,10 +228,7 @@ fn prescan_json(body: &str, max_depth: usize) -> Option<SyntaxError> {
 
 fn json_error(body: &str, e: &ParseError) -> SyntaxError {
     let range = e.range();
-    let span = Span {
-        start: range.start,
-        end: range.end.max(range.start),
-    };
+    let span = Span { start: range.start, end: range.end.max(range.start) };
     let source = body.get(span.start..span.end).unwrap_or_default();
     let message = match e.kind() {
         ParseErrorKind::String(kind) => match kind {
@@ -264,58 +238,38 @@ fn json_error(body: &str, e: &ParseError) -> SyntaxError {
                 let escape: String = source.chars().take(2).collect();
                 format!("invalid escape `{}` in string", quote(&escape))
             }
-            ParseStringErrorKind::ExpectedFourHexDigits => {
-                "expected four hex digits after `\\u`".to_string()
-            }
-            ParseStringErrorKind::ExpectedTwoHexDigits => {
-                "expected two hex digits after `\\x`".to_string()
-            }
-            ParseStringErrorKind::InvalidUnicodeEscapeSequence(detail) => {
-                match detail.split_once(' ') {
-                    Some((hex, why)) => {
-                        format!("invalid unicode escape `\\u{}` {}", quote(hex), quote(why))
-                    }
-                    None => format!("invalid unicode escape `\\u{}`", quote(detail)),
+            ParseStringErrorKind::ExpectedFourHexDigits => "expected four hex digits after `\\u`".to_string(),
+            ParseStringErrorKind::ExpectedTwoHexDigits => "expected two hex digits after `\\x`".to_string(),
+            ParseStringErrorKind::InvalidUnicodeEscapeSequence(detail) => match detail.split_once(' ') {
+                Some((hex, why)) => {
+                    format!("invalid unicode escape `\\u{}` {}", quote(hex), quote(why))
                 }
-            }
+                None => format!("invalid unicode escape `\\u{}`", quote(detail)),
+            },
             ParseStringErrorKind::UnterminatedStringLiteral => "unterminated string".to_string(),
         },
         ParseErrorKind::UnexpectedWord => format!("unexpected word `{}`", quote(source)),
         ParseErrorKind::UnexpectedToken if !source.is_empty() => {
             format!("unexpected token `{}`", quote(source))
         }
-        ParseErrorKind::NestingDepthExceeded => {
-            "nesting deeper than the JSON parser allows".to_string()
-        }
-        ParseErrorKind::MultipleRootJsonValues => {
-            "unexpected content after the JSON value".to_string()
-        }
+        ParseErrorKind::NestingDepthExceeded => "nesting deeper than the JSON parser allows".to_string(),
+        ParseErrorKind::MultipleRootJsonValues => "unexpected content after the JSON value".to_string(),
         other => restyle(&other.to_string()),
     };
     error(message, span)
 }
 
-fn json_node(
-    value: ast::Value<'_>,
-    offset: usize,
-    depth: usize,
-    max_depth: usize,
-) -> Result<Node, SyntaxError> {
+fn json_node(value: ast::Value<'_>, offset: usize, depth: usize, max_depth: usize) -> Result<Node, SyntaxError> {
     let range = value.range();
-    let span = Span {
-        start: range.start + offset,
-        end: range.end.max(range.start) + offset,
-    };
-    let bracket = Span {
-        start: span.start,
-        end: (span.start + 1).min(span.end),
-    };
+    let span = Span { start: range.start + offset, end: range.end.max(range.start) + offset };
+    let bracket = Span { start: span.start, end: (span.start + 1).min(span.end) };
     let kind = match value {
         ast::Value::NullKeyword(_) => NodeKind::Null,
         ast::Value::BooleanLit(b) => NodeKind::Bool(b.value),
         ast::Value::StringLit(s) => NodeKind::Str(s.value.into_owned()),
-        ast::Value::NumberLit(n) => json_number(n.value)
-            .ok_or_else(|| error(format!("number `{}` is out of range", quote(n.value)), span))?,
+        ast::Value::NumberLit(n) => {
+            json_number(n.value).ok_or_else(|| error(format!("number `{}` is out of range", quote(n.value)), span))?
+        }
         ast::Value::Array(array) => {
             if depth >= max_depth {
                 return Err(depth_error(max_depth, bracket));
@@ -334,16 +288,10 @@ fn json_node(
             let mut entries = Vec::with_capacity(object.properties.len());
             for property in object.properties {
                 let key_range = property.name.range();
-                let key_span = Span {
-                    start: key_range.start + offset,
-                    end: key_range.end.max(key_range.start) + offset,
-                };
+                let key_span =
+                    Span { start: key_range.start + offset, end: key_range.end.max(key_range.start) + offset };
                 let value = json_node(property.value, offset, depth + 1, max_depth)?;
-                entries.push(Entry {
-                    key: property.name.into_string(),
-                    key_span,
-                    value,
-                });
+                entries.push(Entry { key: property.name.into_string(), key_span, value });
             }
             NodeKind::Map(entries)
         }
@@ -362,10 +310,7 @@ fn json_number(text: &str) -> Option<NodeKind> {
 }
 
 fn finite_float(text: &str) -> Option<NodeKind> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|f| f.is_finite())
-        .map(NodeKind::Float)
+    text.parse::<f64>().ok().filter(|f| f.is_finite()).map(NodeKind::Float)
 }
 
 // ---------------------------------------------------------------------------
@@ -416,10 +361,7 @@ struct Built {
 
 enum FrameKind {
     Seq(Vec<Node>),
-    Map {
-        entries: Vec<Entry>,
-        key: Option<(String, Span)>,
-    },
+    Map { entries: Vec<Entry>, key: Option<(String, Span)> },
 }
 
 /// A collection being read.
@@ -457,11 +399,7 @@ fn tag_kind(tag: &Tag) -> TagKind<'_> {
         TagKind::NonSpecific
     } else if tag.handle == CORE_TAG_PREFIX {
         TagKind::Core(&tag.suffix)
-    } else if let Some(suffix) = tag
-        .suffix
-        .strip_prefix(CORE_TAG_PREFIX)
-        .filter(|_| tag.handle.is_empty())
-    {
+    } else if let Some(suffix) = tag.suffix.strip_prefix(CORE_TAG_PREFIX).filter(|_| tag.handle.is_empty()) {
         TagKind::Core(suffix)
     } else {
         TagKind::Other
@@ -494,18 +432,13 @@ fn load_yaml(text: &str, limits: &Limits) -> Result<Node, SyntaxError> {
                 continue;
             }
             Event::Alias(id) => builder.alias(id, span)?,
-            Event::Scalar(value, style, anchor, tag) => {
-                builder.scalar(value, style, anchor, tag.as_deref(), span)?
-            }
+            Event::Scalar(value, style, anchor, tag) => builder.scalar(value, style, anchor, tag.as_deref(), span)?,
             Event::SequenceStart(anchor, tag) => {
                 builder.open(FrameKind::Seq(Vec::new()), anchor, tag.as_deref(), span)?;
                 continue;
             }
             Event::MappingStart(anchor, tag) => {
-                let kind = FrameKind::Map {
-                    entries: Vec::new(),
-                    key: None,
-                };
+                let kind = FrameKind::Map { entries: Vec::new(), key: None };
                 builder.open(kind, anchor, tag.as_deref(), span)?;
                 continue;
             }
@@ -528,17 +461,9 @@ impl YamlBuilder<'_> {
         }
         if e.info().contains("unknown anchor") {
             let rest = self.text.get(at..).unwrap_or_default();
-            let len = rest
-                .find(|c: char| c.is_whitespace() || ",[]{}".contains(c))
-                .unwrap_or(rest.len());
-            let span = Span {
-                start: at,
-                end: at + len,
-            };
-            return error(
-                format!("unknown YAML alias `{}`", quote(self.source(span))),
-                span,
-            );
+            let len = rest.find(|c: char| c.is_whitespace() || ",[]{}".contains(c)).unwrap_or(rest.len());
+            let span = Span { start: at, end: at + len };
+            return error(format!("unknown YAML alias `{}`", quote(self.source(span))), span);
         }
         error(restyle(e.info()), span)
     }
@@ -570,19 +495,14 @@ impl YamlBuilder<'_> {
                 while at < limit
                     && !matches!(
                         bytes.get(at),
-                        None | Some(
-                            b' ' | b'\t' | b'\r' | b'\n' | b',' | b'[' | b']' | b'{' | b'}'
-                        )
+                        None | Some(b' ' | b'\t' | b'\r' | b'\n' | b',' | b'[' | b']' | b'{' | b'}')
                     )
                 {
                     at += 1;
                 }
             }
             if first == b'!' {
-                tag = Some(Span {
-                    start: token_start,
-                    end: at,
-                });
+                tag = Some(Span { start: token_start, end: at });
             }
             // Whitespace and comments between properties and content.
             while at < limit {
@@ -623,22 +543,12 @@ impl YamlBuilder<'_> {
 
     fn unsupported_tag(&self, tag: &Tag, tag_span: Span) -> SyntaxError {
         let written = self.source(tag_span);
-        let name = if written.is_empty() {
-            format!("{}{}", tag.handle, tag.suffix)
-        } else {
-            written.to_string()
-        };
+        let name = if written.is_empty() { format!("{}{}", tag.handle, tag.suffix) } else { written.to_string() };
         error(format!("unsupported YAML tag `{}`", quote(&name)), tag_span)
     }
 
     fn misplaced_tag(&self, tag_span: Span, what: &str) -> SyntaxError {
-        error(
-            format!(
-                "YAML tag `{}` cannot be used on {what}",
-                quote(self.source(tag_span))
-            ),
-            tag_span,
-        )
+        error(format!("YAML tag `{}` cannot be used on {what}", quote(self.source(tag_span))), tag_span)
     }
 
     fn scalar(
@@ -654,10 +564,7 @@ impl YamlBuilder<'_> {
         } else {
             (None, event_span.start)
         };
-        let mut span = Span {
-            start,
-            end: event_span.end.max(start),
-        };
+        let mut span = Span { start, end: event_span.end.max(start) };
         if value.is_empty() && style == ScalarStyle::Plain {
             // An empty scalar borrows the span of whatever token follows it.
             span.end = span.start;
@@ -670,17 +577,9 @@ impl YamlBuilder<'_> {
             let trimmed = self.source(span).trim_end_matches(['\n', '\r']).len();
             span.end = span.start + trimmed;
         }
-        let tag_span = tag_span.unwrap_or(Span {
-            start: event_span.start,
-            end: start,
-        });
+        let tag_span = tag_span.unwrap_or(Span { start: event_span.start, end: start });
         let kind = self.scalar_kind(&value, style, tag, tag_span, span)?;
-        let built = Built {
-            node: Node { span, kind },
-            key: Some(value.into_owned()),
-            size: 1,
-            height: 0,
-        };
+        let built = Built { node: Node { span, kind }, key: Some(value.into_owned()), size: 1, height: 0 };
         self.remember(anchor, &built);
         Ok(built)
     }
@@ -712,10 +611,7 @@ impl YamlBuilder<'_> {
                     | ("float", kind @ NodeKind::Float(_)) => Ok(kind),
                     // An integer written under `!!float` is still a float.
                     ("float", NodeKind::Int(int)) => Ok(NodeKind::Float(int as f64)),
-                    _ => Err(error(
-                        format!("`{}` is not a valid `!!{core}`", quote(value)),
-                        span,
-                    )),
+                    _ => Err(error(format!("`{}` is not a valid `!!{core}`", quote(value)), span)),
                 }
             }
             TagKind::Core("seq" | "map") => Err(self.misplaced_tag(tag_span, "a scalar")),
@@ -739,41 +635,24 @@ impl YamlBuilder<'_> {
         let expanded = self.expanded.saturating_add(anchored.size);
         if expanded > self.limits.max_alias_expansions {
             return Err(error(
-                format!(
-                    "YAML alias expansion exceeds {} nodes",
-                    self.limits.max_alias_expansions
-                ),
+                format!("YAML alias expansion exceeds {} nodes", self.limits.max_alias_expansions),
                 span,
             ));
         }
         self.expanded = expanded;
         let mut node = anchored.node.clone();
         node.span = span;
-        Ok(Built {
-            node,
-            key: anchored.key.clone(),
-            size: anchored.size,
-            height: anchored.height,
-        })
+        Ok(Built { node, key: anchored.key.clone(), size: anchored.size, height: anchored.height })
     }
 
-    fn open(
-        &mut self,
-        kind: FrameKind,
-        anchor: usize,
-        tag: Option<&Tag>,
-        event_span: Span,
-    ) -> Result<(), SyntaxError> {
+    fn open(&mut self, kind: FrameKind, anchor: usize, tag: Option<&Tag>, event_span: Span) -> Result<(), SyntaxError> {
         let (tag_span, start) = if anchor != 0 || tag.is_some() {
             self.properties(event_span.start, event_span.end)
         } else {
             (None, event_span.start)
         };
         if let Some(tag) = tag {
-            let tag_span = tag_span.unwrap_or(Span {
-                start: event_span.start,
-                end: start,
-            });
+            let tag_span = tag_span.unwrap_or(Span { start: event_span.start, end: start });
             let (what, expected) = match kind {
                 FrameKind::Seq(_) => ("a sequence", "seq"),
                 FrameKind::Map { .. } => ("a mapping", "map"),
@@ -790,19 +669,9 @@ impl YamlBuilder<'_> {
             }
         }
         if self.stack.len() >= self.limits.max_depth {
-            return Err(depth_error(
-                self.limits.max_depth,
-                char_span(self.text, start),
-            ));
+            return Err(depth_error(self.limits.max_depth, char_span(self.text, start)));
         }
-        self.stack.push(Frame {
-            kind,
-            start,
-            last_end: event_span.end.max(start),
-            anchor,
-            size: 1,
-            height: 1,
-        });
+        self.stack.push(Frame { kind, start, last_end: event_span.end.max(start), anchor, size: 1, height: 1 });
         Ok(())
     }
 
@@ -814,24 +683,15 @@ impl YamlBuilder<'_> {
         let flow = matches!(bytes.get(frame.start), Some(b'[' | b'{'))
             && matches!(bytes.get(event_span.start), Some(b']' | b'}'));
         let end = if flow { event_span.end } else { frame.last_end };
-        let span = Span {
-            start: frame.start,
-            end: end.max(frame.start),
-        };
+        let span = Span { start: frame.start, end: end.max(frame.start) };
         let kind = match frame.kind {
             FrameKind::Seq(items) => NodeKind::List(items),
             FrameKind::Map { entries, key: None } => NodeKind::Map(entries),
-            FrameKind::Map {
-                key: Some((_, key_span)),
-                ..
-            } => return Err(error("a mapping key has no value", key_span)),
+            FrameKind::Map { key: Some((_, key_span)), .. } => {
+                return Err(error("a mapping key has no value", key_span));
+            }
         };
-        let built = Built {
-            node: Node { span, kind },
-            key: None,
-            size: frame.size,
-            height: frame.height,
-        };
+        let built = Built { node: Node { span, kind }, key: None, size: frame.size, height: frame.height };
         self.remember(frame.anchor, &built);
         Ok(built)
     }
@@ -853,11 +713,7 @@ impl YamlBuilder<'_> {
         match &mut frame.kind {
             FrameKind::Seq(items) => items.push(built.node),
             FrameKind::Map { entries, key } => match key.take() {
-                Some((key, key_span)) => entries.push(Entry {
-                    key,
-                    key_span,
-                    value: built.node,
-                }),
+                Some((key, key_span)) => entries.push(Entry { key, key_span, value: built.node }),
                 None => match built.key {
                     Some(text) => *key = Some((text, built.node.span)),
                     None => return Err(error("a mapping key must be a scalar", built.node.span)),
@@ -915,8 +771,7 @@ fn resolve_plain(text: &str) -> Option<NodeKind> {
         }
         None => is_digits(whole, 10),
     };
-    let exponent_ok =
-        exponent.is_none_or(|e| is_digits(e.strip_prefix(['-', '+']).unwrap_or(e), 10));
+    let exponent_ok = exponent.is_none_or(|e| is_digits(e.strip_prefix(['-', '+']).unwrap_or(e), 10));
     if !(mantissa_ok && exponent_ok) {
         return Some(NodeKind::Str(text.to_string()));
     }
@@ -1031,18 +886,8 @@ mod tests {
     fn json_duplicate_keys_are_kept_in_order() {
         let text = r#"{"a": 1, "b": 2, "a": 3}"#;
         let root = json(text);
-        let keys: Vec<_> = entries(&root)
-            .iter()
-            .map(|e| (e.key.as_str(), e.value.kind.clone()))
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                ("a", NodeKind::Int(1)),
-                ("b", NodeKind::Int(2)),
-                ("a", NodeKind::Int(3))
-            ]
-        );
+        let keys: Vec<_> = entries(&root).iter().map(|e| (e.key.as_str(), e.value.kind.clone())).collect();
+        assert_eq!(keys, [("a", NodeKind::Int(1)), ("b", NodeKind::Int(2)), ("a", NodeKind::Int(3))]);
         assert_eq!(entries(&root)[2].key_span.start, 17);
     }
 
@@ -1108,10 +953,7 @@ mod tests {
             let err = json_err(text);
             assert_eq!(err.span.start, at, "{text}: {err:?}");
         }
-        assert_eq!(
-            json_err("[1, 2,]").message,
-            "trailing commas are not allowed"
-        );
+        assert_eq!(json_err("[1, 2,]").message, "trailing commas are not allowed");
         assert_eq!(json_err("[1] // c").message, "comments are not allowed");
         assert_eq!(json_err("[NaN ]").message, "unexpected word `NaN`");
         assert_eq!(json_err("[NaN]").message, "unexpected token `NaN`");
@@ -1123,10 +965,7 @@ mod tests {
         let err = json_err("[1,\0 2]");
         assert_eq!(err.span.start, 3);
         let err = json_err("[\"a\tb\"]");
-        assert_eq!(
-            err.message,
-            "unescaped control character `U+0009` in string"
-        );
+        assert_eq!(err.message, "unescaped control character `U+0009` in string");
         assert_eq!(err.span, Span { start: 3, end: 4 });
         let err = json_err("[1,\u{a0}2]");
         assert_eq!(err.message, "unexpected whitespace character `U+00A0`");
@@ -1159,13 +998,7 @@ mod tests {
         let deep = "[".repeat(100_000);
         let err = json_err(&deep);
         assert_eq!(err.message, "nesting deeper than 128 levels");
-        assert_eq!(
-            err.span,
-            Span {
-                start: 128,
-                end: 129
-            }
-        );
+        assert_eq!(err.span, Span { start: 128, end: 129 });
 
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert_eq!(json_err(&deep).message, "nesting deeper than 128 levels");
@@ -1182,10 +1015,7 @@ mod tests {
         let text = format!("[\"{}\"]", "[".repeat(1000));
         json(&text);
 
-        let limits = Limits {
-            max_depth: 2,
-            ..Limits::default()
-        };
+        let limits = Limits { max_depth: 2, ..Limits::default() };
         let err = load("[[[1]]]", Format::Json, &limits).expect_err("too deep");
         assert_eq!(err.message, "nesting deeper than 2 levels");
     }
@@ -1230,8 +1060,7 @@ mod tests {
 
     #[test]
     fn yaml_non_ascii_before_value() {
-        let text =
-            "# é😀 comment 😀\ntitle: \"é😀\" # 😀 é\nnext: café😀\nafter: 3\nlist: [é, 😀, x]\n";
+        let text = "# é😀 comment 😀\ntitle: \"é😀\" # 😀 é\nnext: café😀\nafter: 3\nlist: [é, 😀, x]\n";
         let root = yaml(text);
         let e = entries(&root);
         assert_eq!(src(text, e[0].key_span), "title");
@@ -1247,8 +1076,7 @@ mod tests {
 
     #[test]
     fn yaml_quoted_scalar_spans_stop_at_the_closing_quote() {
-        let text =
-            "a: 'x''y'  # c\nb: \"m\\\"n\"   \nc: [\"p\"  , 'q' ]\nd: \"multi\n  line\"  # c\n";
+        let text = "a: 'x''y'  # c\nb: \"m\\\"n\"   \nc: [\"p\"  , 'q' ]\nd: \"multi\n  line\"  # c\n";
         let root = yaml(text);
         assert_eq!(get(&root, "a").kind, str_node("x'y"));
         assert_eq!(src(text, get(&root, "a").span), "'x''y'");
@@ -1313,10 +1141,7 @@ mod tests {
         let err = yaml_err("a: 0xFFFFFFFFFFFFFFFFFF");
         assert_eq!(err.message, "number `0xFFFFFFFFFFFFFFFFFF` is out of range");
         assert_eq!(err.span.start, 3);
-        assert_eq!(
-            yaml_err("a: 1e400").message,
-            "number `1e400` is out of range"
-        );
+        assert_eq!(yaml_err("a: 1e400").message, "number `1e400` is out of range");
     }
 
     #[test]
@@ -1338,18 +1163,8 @@ mod tests {
     #[test]
     fn yaml_duplicate_keys_are_kept_in_order() {
         let root = yaml("a: 1\nb: 2\na: 3\n<<: {c: 4}\n");
-        let keys: Vec<_> = entries(&root)
-            .iter()
-            .map(|e| (e.key.as_str(), e.value.kind.clone()))
-            .collect();
-        assert_eq!(
-            keys[..3],
-            [
-                ("a", NodeKind::Int(1)),
-                ("b", NodeKind::Int(2)),
-                ("a", NodeKind::Int(3))
-            ]
-        );
+        let keys: Vec<_> = entries(&root).iter().map(|e| (e.key.as_str(), e.value.kind.clone())).collect();
+        assert_eq!(keys[..3], [("a", NodeKind::Int(1)), ("b", NodeKind::Int(2)), ("a", NodeKind::Int(3))]);
         assert_eq!(keys[3].0, "<<");
     }
 
@@ -1372,10 +1187,7 @@ mod tests {
         assert_eq!(err.message, "unknown YAML alias `*nope`");
         assert_eq!(err.span.start, 3);
         let err = yaml_err("a: &r [1, *r]");
-        assert_eq!(
-            err.message,
-            "YAML alias `*r` refers to a node that contains it"
-        );
+        assert_eq!(err.message, "YAML alias `*r` refers to a node that contains it");
         assert_eq!(src("a: &r [1, *r]", err.span), "*r");
         let err = yaml_err("a: &k [1]\n*k : x\n");
         assert_eq!(err.message, "a mapping key must be a scalar");
@@ -1400,10 +1212,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
         assert_eq!(err.message, "YAML alias expansion exceeds 10000 nodes");
         assert_eq!(src(text, err.span), "*d");
 
-        let limits = Limits {
-            max_alias_expansions: 5,
-            ..Limits::default()
-        };
+        let limits = Limits { max_alias_expansions: 5, ..Limits::default() };
         let err = load("a: &a [1, 2]\nb: *a\nc: *a\n", Format::Yaml, &limits).expect_err("cap");
         assert_eq!(err.message, "YAML alias expansion exceeds 5 nodes");
         assert_eq!(err.span.start, 22);
@@ -1411,10 +1220,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 
     #[test]
     fn yaml_aliases_cannot_exceed_depth() {
-        let limits = Limits {
-            max_depth: 3,
-            ..Limits::default()
-        };
+        let limits = Limits { max_depth: 3, ..Limits::default() };
         let text = "a: &a [1]\nb: [*a]\nc: [[*a]]\n";
         let err = load(text, Format::Yaml, &limits).expect_err("too deep");
         assert_eq!(err.message, "nesting deeper than 3 levels");
@@ -1435,13 +1241,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
         }
         let err = yaml_err(&"[".repeat(200));
         assert_eq!(err.message, "nesting deeper than 128 levels");
-        assert_eq!(
-            err.span,
-            Span {
-                start: 128,
-                end: 129
-            }
-        );
+        assert_eq!(err.span, Span { start: 128, end: 129 });
         yaml(&format!("{}{}", "[".repeat(128), "]".repeat(128)));
         let mut nested = String::new();
         for level in 0..200 {
@@ -1454,10 +1254,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
     #[test]
     fn yaml_documents() {
         assert_eq!(yaml_err("").message, "the document is empty");
-        assert_eq!(
-            yaml_err("# just a comment\n").message,
-            "the document is empty"
-        );
+        assert_eq!(yaml_err("# just a comment\n").message, "the document is empty");
         assert_eq!(yaml_err("\n\n").message, "the document is empty");
         assert_eq!(yaml("---\n").kind, NodeKind::Null);
         assert_eq!(yaml("--- a\n...\n").kind, str_node("a"));
@@ -1480,18 +1277,9 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
         let text = "a: &x !custom [1]\n";
         let err = yaml_err(text);
         assert_eq!(src(text, err.span), "!custom");
-        assert_eq!(
-            yaml_err("!!binary aGk=").message,
-            "unsupported YAML tag `!!binary`"
-        );
-        assert_eq!(
-            yaml_err("!!str [1]").message,
-            "YAML tag `!!str` cannot be used on a sequence"
-        );
-        assert_eq!(
-            yaml_err("!!int abc").message,
-            "`abc` is not a valid `!!int`"
-        );
+        assert_eq!(yaml_err("!!binary aGk=").message, "unsupported YAML tag `!!binary`");
+        assert_eq!(yaml_err("!!str [1]").message, "YAML tag `!!str` cannot be used on a sequence");
+        assert_eq!(yaml_err("!!int abc").message, "`abc` is not a valid `!!int`");
         assert_eq!(yaml("!!int \"12\"").kind, NodeKind::Int(12));
         assert_eq!(yaml("!!float 1").kind, NodeKind::Float(1.0));
         assert_eq!(yaml("!!str true").kind, str_node("true"));
@@ -1529,10 +1317,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 
     /// Checks every span in the tree indexes the text on character boundaries.
     fn check_spans(text: &str, node: &Node) {
-        assert!(
-            text.get(node.span.start..node.span.end).is_some(),
-            "{node:?}"
-        );
+        assert!(text.get(node.span.start..node.span.end).is_some(), "{node:?}");
         match &node.kind {
             NodeKind::List(items) => items.iter().for_each(|n| check_spans(text, n)),
             NodeKind::Map(entries) => {
@@ -1552,9 +1337,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
             "a: &x [1, {b: 'c'}]\nd: *x\ne: |\n  é😀\nf: !!str 1\n? [k]\n: v\n- - x\n",
             "--- !t\n%YAML 1.2\n...\n\"\\x\" &a *a [{]}: #\t\r\n",
         ];
-        let alphabet: Vec<char> = "{}[]:,\"'\\-?&*!|>#%@` \t\n\r0aé😀\u{feff}\0.e+"
-            .chars()
-            .collect();
+        let alphabet: Vec<char> = "{}[]:,\"'\\-?&*!|>#%@` \t\n\r0aé😀\u{feff}\0.e+".chars().collect();
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move || {
             state ^= state << 13;
@@ -1578,17 +1361,11 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
                 }
             }
             let text: String = chars.into_iter().collect();
-            for result in [
-                load_json(&text, &Limits::default()),
-                load_yaml(&text, &Limits::default()),
-            ] {
+            for result in [load_json(&text, &Limits::default()), load_yaml(&text, &Limits::default())] {
                 match result {
                     Ok(node) => check_spans(&text, &node),
                     Err(e) => {
-                        assert!(
-                            text.get(e.span.start..e.span.end).is_some(),
-                            "{e:?} {text:?}"
-                        );
+                        assert!(text.get(e.span.start..e.span.end).is_some(), "{e:?} {text:?}");
                         assert!(!e.message.is_empty() && !e.message.ends_with('.'));
                     }
                 }

@@ -27,10 +27,7 @@ pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, out: &m
         .and_then(|k| policy.documents.get(*k as usize))
         .map(|d| d.binder.clone())
         .unwrap_or_default();
-    let root_span = rule
-        .reads
-        .first()
-        .and_then(|k| roots.roots.get(*k as usize)?.as_ref()?.origin.document_span());
+    let root_span = rule.reads.first().and_then(|k| roots.roots.get(*k as usize)?.as_ref()?.origin.document_span());
     let mut ev = Evaluator { policy, roots: roots.roots, env: vec![Val::unknown(); rule.slots as usize] };
     let mut walk = Walk { rule, out, subject: Vec::new(), last_bound: None, default_subject: binder, root_span };
     walk.clauses(&mut ev, 0);
@@ -76,8 +73,12 @@ impl Walk<'_, '_> {
             ClauseDef::For { pattern, domain, label } => {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements(&d, pattern) else {
-                    let what = missing_what(&d, &domain.text);
-                    self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
+                    // Missing is not applicable; present but unreadable is missing evidence.
+                    if let Origin::Missing { what, .. } = &d.origin {
+                        self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
+                    } else {
+                        self.emit(ev, Outcome::Unknown, format!("cannot be established: `{}` is invalid", domain.text));
+                    }
                     return;
                 };
                 if elements.is_empty() {
@@ -94,7 +95,9 @@ impl Walk<'_, '_> {
                 let base = self.subject.len();
                 for (n, values) in elements.into_iter().enumerate() {
                     let labels: Vec<String> = match pattern {
-                        PatternDef::Entry(..) => values[..1].iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect(),
+                        PatternDef::Entry(..) => {
+                            values[..1].iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect()
+                        }
                         _ => values.iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect(),
                     };
                     self.subject.truncate(base);
@@ -129,7 +132,11 @@ impl Walk<'_, '_> {
                 }
                 Truth::Unknown => {
                     let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
-                    self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: `{what}` is absent or invalid"));
+                    self.emit(
+                        ev,
+                        Outcome::Unknown,
+                        format!("cannot tell whether the rule applies: `{what}` is absent or invalid"),
+                    );
                 }
             },
             ClauseDef::Require { check, fail, message, .. } => match ev.eval(check).as_truth() {
@@ -176,7 +183,9 @@ impl<'a> Evaluator<'a> {
     fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
         Some(match (&domain.kind, pattern) {
             (ValKind::List(items), _) => items.iter().map(|v| vec![v.clone()]).collect(),
-            (ValKind::Map(entries), PatternDef::Entry(..)) => entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect(),
+            (ValKind::Map(entries), PatternDef::Entry(..)) => {
+                entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect()
+            }
             (ValKind::Map(entries), _) => entries.iter().map(|(k, _)| vec![k.clone()]).collect(),
             (ValKind::Domain(e), _) => {
                 let n = self.policy.enums.get(*e as usize).map_or(0, |d| d.variants.len());
@@ -227,7 +236,9 @@ impl<'a> Evaluator<'a> {
                 }
                 return found.or_else(|| self.first_missing(body));
             }
-            ExprKind::CountBy { domain, .. } | ExprKind::Quant { domain, .. } | ExprKind::Comprehension { domain, .. } => vec![domain],
+            ExprKind::CountBy { domain, .. }
+            | ExprKind::Quant { domain, .. }
+            | ExprKind::Comprehension { domain, .. } => vec![domain],
             _ => vec![],
         };
         for c in children {
@@ -236,7 +247,9 @@ impl<'a> Evaluator<'a> {
             }
         }
         let v = self.eval(e);
-        if v.is_absent() && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..)) {
+        if v.is_absent()
+            && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..))
+        {
             return Some(missing_what(&v, &e.text));
         }
         None
@@ -368,14 +381,20 @@ impl<'a> Evaluator<'a> {
             ExprKind::Concat(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
                 match (&x.kind, &y.kind) {
-                    (V::List(p), V::List(q)) => Val::computed(V::List(Arc::new(p.iter().chain(q.iter()).cloned().collect()))),
+                    (V::List(p), V::List(q)) => {
+                        Val::computed(V::List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
+                    }
                     _ => Val::unknown(),
                 }
             }
             ExprKind::Add(a, b) | ExprKind::Sub(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
                 match (&x.kind, &y.kind) {
-                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(if matches!(e.kind, ExprKind::Add(..)) { p.saturating_add(*q) } else { p.saturating_sub(*q) })),
+                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(if matches!(e.kind, ExprKind::Add(..)) {
+                        p.saturating_add(*q)
+                    } else {
+                        p.saturating_sub(*q)
+                    })),
                     _ => Val::unknown(),
                 }
             }
@@ -388,7 +407,9 @@ impl<'a> Evaluator<'a> {
                         None => Val::unknown(),
                     },
                     V::Map(entries) => Val::computed(V::Int(entries.len() as i64)),
-                    V::Domain(en) => Val::computed(V::Int(self.policy.enums.get(*en as usize).map_or(0, |d| d.variants.len()) as i64)),
+                    V::Domain(en) => Val::computed(V::Int(
+                        self.policy.enums.get(*en as usize).map_or(0, |d| d.variants.len()) as i64,
+                    )),
                     _ => Val::unknown(),
                 }
             }
@@ -485,15 +506,15 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-/// The absence of something below `parent`: located at the parent.
+/// The absence of something below `parent`. Below an absent or invalid
+/// parent it is absent or invalid in the same way; below a present parent it
+/// is missing, located at the parent.
 fn absent_below(parent: &Val, what: &str) -> Val {
-    match &parent.origin {
-        Origin::Missing { .. } => parent.clone(),
-        other => {
-            let (doc, span) = other.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
-            Val::missing(what, doc, span)
-        }
+    if parent.is_absent() {
+        return parent.clone();
     }
+    let (doc, span) = parent.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+    Val::missing(what, doc, span)
 }
 
 /// Order of two ints or two variants of one enumeration (declaration order).

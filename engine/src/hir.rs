@@ -32,11 +32,7 @@ pub struct Policy {
 
 impl Policy {
     pub fn variant_name(&self, e: EnumId, v: u32) -> &str {
-        self.enums
-            .get(e as usize)
-            .and_then(|d| d.variants.get(v as usize))
-            .map(String::as_str)
-            .unwrap_or("?")
+        self.enums.get(e as usize).and_then(|d| d.variants.get(v as usize)).map(String::as_str).unwrap_or("?")
     }
 
     /// The rule ids of every rule and every structural check, in declaration order.
@@ -151,7 +147,11 @@ pub struct FieldDef {
 #[derive(Clone, Debug, PartialEq)]
 pub enum DefaultDef {
     /// A matrix column, indexed by the nearest enclosing key of the matrix's enumeration.
-    Column { matrix: MatrixId, column: usize, loc: Loc },
+    Column {
+        matrix: MatrixId,
+        column: usize,
+        loc: Loc,
+    },
     Value(Val),
 }
 
@@ -290,15 +290,33 @@ pub enum ExprKind {
     Sub(Box<Expr>, Box<Expr>),
     Present(Box<Expr>),
     Count(Box<Expr>),
-    CountBy { slot: Slot, domain: Box<Expr>, key: Box<Expr> },
+    CountBy {
+        slot: Slot,
+        domain: Box<Expr>,
+        key: Box<Expr>,
+    },
     Empty(Box<Expr>),
     Max(Box<Expr>, Box<Expr>),
     Min(Box<Expr>, Box<Expr>),
     Pairs(Box<Expr>),
     Lower(Box<Expr>),
     List(Vec<Expr>),
-    Quant { every: bool, pattern: PatternDef, domain: Box<Expr>, body: Box<Expr> },
-    Comprehension { value: Box<Expr>, pattern: PatternDef, domain: Box<Expr>, filter: Option<Box<Expr>> },
+    Quant {
+        every: bool,
+        pattern: PatternDef,
+        domain: Box<Expr>,
+        body: Box<Expr>,
+    },
+    Comprehension {
+        value: Box<Expr>,
+        pattern: PatternDef,
+        domain: Box<Expr>,
+        filter: Option<Box<Expr>>,
+    },
     /// A function's argument bound for its expanded body.
-    Let { slot: Slot, value: Box<Expr>, body: Box<Expr> },
+    Let {
+        slot: Slot,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
 }

@@ -247,7 +247,9 @@ impl Lowerer {
                 let globals: Vec<String> = self
                     .globals
                     .iter()
-                    .filter(|(_, (g, _))| matches!(g, Global::Enum(_)) || (allow_records && matches!(g, Global::Record(_))))
+                    .filter(|(_, (g, _))| {
+                        matches!(g, Global::Enum(_)) || (allow_records && matches!(g, Global::Record(_)))
+                    })
                     .map(|(n, _)| n.clone())
                     .collect();
                 candidates.extend(globals.iter().map(String::as_str));
@@ -301,7 +303,11 @@ impl Lowerer {
                     Ty::Enum(e) => Some(e),
                     Ty::Error => None,
                     _ => {
-                        self.error("type-mismatch", Loc { file: f, span: m.key_enum.span }, "a matrix is indexed by an enumeration");
+                        self.error(
+                            "type-mismatch",
+                            Loc { file: f, span: m.key_enum.span },
+                            "a matrix is indexed by an enumeration",
+                        );
                         None
                     }
                 };
@@ -318,14 +324,22 @@ impl Lowerer {
                         let rloc = Loc { file: f, span: row.key.span };
                         let Some(v) = self.variant_or_error(e, &row.key.text, rloc) else { continue };
                         if rows[v as usize].is_some() {
-                            self.error("duplicate-name", rloc, format!("matrix `{}` has two rows for `{}`", m.name.text, row.key.text));
+                            self.error(
+                                "duplicate-name",
+                                rloc,
+                                format!("matrix `{}` has two rows for `{}`", m.name.text, row.key.text),
+                            );
                             continue;
                         }
                         rows[v as usize] = Some(row);
                     }
                     for (v, row) in rows.iter().enumerate() {
                         let Some(row) = row else {
-                            self.error("missing-row", loc, format!("matrix `{}` has no row for `{}`", m.name.text, variants[v]));
+                            self.error(
+                                "missing-row",
+                                loc,
+                                format!("matrix `{}` has no row for `{}`", m.name.text, variants[v]),
+                            );
                             cells.push(vec![Val::unknown(); columns.len()]);
                             continue;
                         };
@@ -333,7 +347,13 @@ impl Lowerer {
                             self.error(
                                 "type-mismatch",
                                 Loc { file: f, span: row.span },
-                                format!("row `{}` has {} cells; matrix `{}` has {} columns", row.key.text, row.cells.len(), m.name.text, columns.len()),
+                                format!(
+                                    "row `{}` has {} cells; matrix `{}` has {} columns",
+                                    row.key.text,
+                                    row.cells.len(),
+                                    m.name.text,
+                                    columns.len()
+                                ),
                             );
                         }
                         let mut row_cells = Vec::new();
@@ -378,7 +398,11 @@ impl Lowerer {
             },
             _ => {
                 let want = self.ty_name(ty);
-                self.error("type-mismatch", loc, format!("expected a value of type `{want}`, found `{}`", print::literal(lit)));
+                self.error(
+                    "type-mismatch",
+                    loc,
+                    format!("expected a value of type `{want}`, found `{}`", print::literal(lit)),
+                );
                 ValKind::Absent
             }
         };
@@ -408,7 +432,12 @@ impl Lowerer {
                 let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
                 let matrix = def.name.clone();
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                self.unknown_name(Loc { file, span: c.column.span }, &format!("column:{matrix}"), &c.column.text, &names);
+                self.unknown_name(
+                    Loc { file, span: c.column.span },
+                    &format!("column:{matrix}"),
+                    &c.column.text,
+                    &names,
+                );
                 None
             }
         }
@@ -453,7 +482,11 @@ impl Lowerer {
             let mut lowered = Vec::new();
             for field in fields {
                 if lowered.iter().any(|x: &FieldDef| x.name == field.name.text) {
-                    self.error("duplicate-name", Loc { file: *f, span: field.name.span }, format!("field `{}` is declared twice", field.name.text));
+                    self.error(
+                        "duplicate-name",
+                        Loc { file: *f, span: field.name.span },
+                        format!("field `{}` is declared twice", field.name.text),
+                    );
                     continue;
                 }
                 lowered.push(self.field(field, *f));
@@ -466,14 +499,24 @@ impl Lowerer {
                 && let Some(ident) = &r.identity
             {
                 match self.policy.records[id].field(&ident.text) {
-                    Some(i) if !matches!(self.policy.records[id].fields[i].ty, Ty::Record(_) | Ty::List(_) | Ty::Map(..)) => {
+                    Some(i)
+                        if !matches!(
+                            self.policy.records[id].fields[i].ty,
+                            Ty::Record(_) | Ty::List(_) | Ty::Map(..)
+                        ) =>
+                    {
                         self.policy.records[id].identity = Some(i);
                     }
                     Some(_) => {
-                        self.error("type-mismatch", Loc { file: *f, span: ident.span }, format!("identity field `{}` must be a scalar", ident.text));
+                        self.error(
+                            "type-mismatch",
+                            Loc { file: *f, span: ident.span },
+                            format!("identity field `{}` must be a scalar", ident.text),
+                        );
                     }
                     None => {
-                        let names: Vec<String> = self.policy.records[id].fields.iter().map(|x| x.name.clone()).collect();
+                        let names: Vec<String> =
+                            self.policy.records[id].fields.iter().map(|x| x.name.clone()).collect();
                         let names: Vec<&str> = names.iter().map(String::as_str).collect();
                         self.unknown_name(Loc { file: *f, span: ident.span }, "field", &ident.text, &names);
                     }
@@ -519,8 +562,12 @@ impl Lowerer {
         let checks = self.policy.records[record as usize].checks.clone();
         for (i, kind) in ["syntax", "duplicate_key", "unknown_key", "type"].iter().enumerate() {
             if checks[i].is_none() {
-                self.error("missing-check", loc, format!("document `{}` does not say which rule reports `{kind}` findings", d.name.text))
-                    .help = Some(format!("add `on {kind} rule <id>` to the document"));
+                self.error(
+                    "missing-check",
+                    loc,
+                    format!("document `{}` does not say which rule reports `{kind}` findings", d.name.text),
+                )
+                .help = Some(format!("add `on {kind} rule <id>` to the document"));
             }
         }
         let forbids = d
@@ -579,7 +626,14 @@ impl Lowerer {
                     let loc = Loc { file, span: c.span };
                     if cty != cell && cell != Ty::Error && cty != Ty::Error {
                         let (a, b) = (self.ty_name(&cty), self.ty_name(&cell));
-                        self.error("type-mismatch", loc, format!("column `{}` holds `{a}` but field `{}` holds `{b}`", c.column.text, field.name.text));
+                        self.error(
+                            "type-mismatch",
+                            loc,
+                            format!(
+                                "column `{}` holds `{a}` but field `{}` holds `{b}`",
+                                c.column.text, field.name.text
+                            ),
+                        );
                         return None;
                     }
                     Some(DefaultDef::Column { matrix: m, column: col, loc })
@@ -587,7 +641,11 @@ impl Lowerer {
                 ast::DefaultValue::Literal(l) => Some(DefaultDef::Value(self.literal_value(l, &cell, file))),
                 ast::DefaultValue::EmptyList(span) => {
                     if !matches!(ty, Ty::List(_)) {
-                        self.error("type-mismatch", Loc { file, span: *span }, format!("`[]` is a list but field `{}` is not", field.name.text));
+                        self.error(
+                            "type-mismatch",
+                            Loc { file, span: *span },
+                            format!("`[]` is a list but field `{}` is not", field.name.text),
+                        );
                         None
                     } else {
                         let origin = Origin::Policy(Loc { file, span: *span });
@@ -613,8 +671,8 @@ impl Lowerer {
             };
             if !orderable {
                 let c = self.ty_name(&cell);
-                self.error("unordered-bound", loc, format!("`{c}` has no order to tighten along"))
-                    .help = Some("a bound needs an int, a bool, or an enumeration declared `tightest_first`".into());
+                self.error("unordered-bound", loc, format!("`{c}` has no order to tighten along")).help =
+                    Some("a bound needs an int, a bool, or an enumeration declared `tightest_first`".into());
                 continue;
             }
             bounds.push(BoundDef { kind: b.kind, matrix: m, column: col, rule: b.rule.text.clone(), loc });
@@ -626,8 +684,12 @@ impl Lowerer {
                 Ty::List(elem) if self.has_identity(elem) => unique = Some(CheckDef { rule: rule.text.clone(), loc }),
                 _ => {
                     let t = self.ty_name(&ty);
-                    self.error("count-identity", loc, format!("`unique` needs a list of things with an identity, not `{t}`"))
-                        .help = Some("declare `identity FIELD` on the record".into());
+                    self.error(
+                        "count-identity",
+                        loc,
+                        format!("`unique` needs a list of things with an identity, not `{t}`"),
+                    )
+                    .help = Some("declare `identity FIELD` on the record".into());
                 }
             }
         }
@@ -759,7 +821,8 @@ impl<'a> RuleLowerer<'a> {
             }
         }
         if !required {
-            self.lw.error("missing-require", self.loc(r.id.span), format!("rule `{}` has no `require` clause", r.id.text))
+            self.lw
+                .error("missing-require", self.loc(r.id.span), format!("rule `{}` has no `require` clause", r.id.text))
                 .help = Some("add `require EXPR else fail \"message\"`".into());
         }
         if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
@@ -922,7 +985,10 @@ impl<'a> RuleLowerer<'a> {
                     Ty::Error => (ExprKind::Lit(Val::unknown()), Ty::Error),
                     other => {
                         let t = self.ty_name(other);
-                        self.mismatch(name.span, format!("`{}` is a `{t}`, which has no field `{}`", print::expr(base), name.text));
+                        self.mismatch(
+                            name.span,
+                            format!("`{}` is a `{t}`, which has no field `{}`", print::expr(base), name.text),
+                        );
                         (ExprKind::Lit(Val::unknown()), Ty::Error)
                     }
                 }
@@ -965,7 +1031,10 @@ impl<'a> RuleLowerer<'a> {
                         None => elem = Some(t),
                         Some(want) if !compatible(want, &t) => {
                             let (a, b) = (self.ty_name(want), self.ty_name(&t));
-                            self.mismatch(item.span, format!("a list of `{a}` cannot hold `{}` of type `{b}`", print::expr(item)));
+                            self.mismatch(
+                                item.span,
+                                format!("a list of `{a}` cannot hold `{}` of type `{b}`", print::expr(item)),
+                            );
                         }
                         _ => {}
                     }
@@ -1119,7 +1188,10 @@ impl<'a> RuleLowerer<'a> {
                 };
                 if !tight {
                     let t = self.ty_name(&at);
-                    self.mismatch(e.span, format!("`{}` needs an enumeration declared `tightest_first`, not `{t}`", op.symbol()));
+                    self.mismatch(
+                        e.span,
+                        format!("`{}` needs an enumeration declared `tightest_first`, not `{t}`", op.symbol()),
+                    );
                 }
                 let (x, y) = if op == B::TighterThan { (x, y) } else { (y, x) };
                 (ExprKind::Tighter(Box::new(x), Box::new(y)), Ty::Bool)
@@ -1133,7 +1205,10 @@ impl<'a> RuleLowerer<'a> {
                     Ty::Error => Ty::Error,
                     other => {
                         let t = self.ty_name(other);
-                        self.mismatch(b.span, format!("`in` needs a list, a map or an enumeration on its right, not `{t}`"));
+                        self.mismatch(
+                            b.span,
+                            format!("`in` needs a list, a map or an enumeration on its right, not `{t}`"),
+                        );
                         Ty::Error
                     }
                 };
@@ -1194,7 +1269,11 @@ impl<'a> RuleLowerer<'a> {
             (Ty::Enum(_), Ty::Enum(_)) => {
                 let (x, y) = (self.ty_name(a), self.ty_name(b));
                 self.lw
-                    .error("enum-mismatch", self.loc(e.span), format!("comparison between different enumerations `{x}` and `{y}`"))
+                    .error(
+                        "enum-mismatch",
+                        self.loc(e.span),
+                        format!("comparison between different enumerations `{x}` and `{y}`"),
+                    )
                     .help = Some("values of two enumerations are never equal; compare like with like".into());
             }
             _ => {
@@ -1207,7 +1286,16 @@ impl<'a> RuleLowerer<'a> {
     fn call(&mut self, name: &ast::Name, args: &[ast::Expr], e: &ast::Expr) -> (ExprKind, Ty) {
         let arity = |lw: &mut Lowerer, n: usize, loc: Loc| {
             if args.len() != n {
-                lw.error("arity", loc, format!("`{}` takes {n} argument{}, found {}", name.text, if n == 1 { "" } else { "s" }, args.len()));
+                lw.error(
+                    "arity",
+                    loc,
+                    format!(
+                        "`{}` takes {n} argument{}, found {}",
+                        name.text,
+                        if n == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                );
                 false
             } else {
                 true
@@ -1225,7 +1313,13 @@ impl<'a> RuleLowerer<'a> {
                 if name.text == "present" {
                     (present, Ty::Bool)
                 } else {
-                    (ExprKind::Not(Box::new(Expr { kind: present, text: format!("present({})", print::expr(&args[0])) })), Ty::Bool)
+                    (
+                        ExprKind::Not(Box::new(Expr {
+                            kind: present,
+                            text: format!("present({})", print::expr(&args[0])),
+                        })),
+                        Ty::Bool,
+                    )
                 }
             }
             "count" | "pairs" => {
@@ -1247,8 +1341,15 @@ impl<'a> RuleLowerer<'a> {
                 {
                     let t = self.ty_name(el);
                     self.lw
-                        .error("count-identity", loc, format!("`{}` counts distinct identities, and `{t}` declares none", name.text))
-                        .help = Some(format!("declare `identity FIELD` on `{t}`, or count by a key: `count(x in {} by x.FIELD)`", print::expr(&args[0])));
+                        .error(
+                            "count-identity",
+                            loc,
+                            format!("`{}` counts distinct identities, and `{t}` declares none", name.text),
+                        )
+                        .help = Some(format!(
+                        "declare `identity FIELD` on `{t}`, or count by a key: `count(x in {} by x.FIELD)`",
+                        print::expr(&args[0])
+                    ));
                 }
                 if name.text == "count" {
                     (ExprKind::Count(x), Ty::Int)
@@ -1297,8 +1398,11 @@ impl<'a> RuleLowerer<'a> {
     fn expand(&mut self, name: &ast::Name, args: &[ast::Expr], loc: Loc) -> (ExprKind, Ty) {
         let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
         let Some((Global::Fn(file, index), _)) = self.lw.globals.get(&name.text).copied() else {
-            let mut candidates: Vec<String> = ["present", "absent", "count", "pairs", "empty", "max", "min", "lower"].map(String::from).to_vec();
-            candidates.extend(self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()));
+            let mut candidates: Vec<String> =
+                ["present", "absent", "count", "pairs", "empty", "max", "min", "lower"].map(String::from).to_vec();
+            candidates.extend(
+                self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()),
+            );
             let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
             self.lw.unknown_name(loc, "function", &name.text, &candidates);
             return unknown;
@@ -1306,13 +1410,16 @@ impl<'a> RuleLowerer<'a> {
         let files = self.files;
         let ast::Item::Fn(f) = &files[file as usize].items[index] else { return unknown };
         if self.expanding.contains(&f.name.text) {
-            self.lw
-                .error("recursion", loc, format!("function `{}` calls itself", f.name.text))
-                .help = Some("grail is total: functions may not recurse, directly or through others".into());
+            self.lw.error("recursion", loc, format!("function `{}` calls itself", f.name.text)).help =
+                Some("grail is total: functions may not recurse, directly or through others".into());
             return unknown;
         }
         if args.len() != f.params.len() {
-            self.lw.error("arity", loc, format!("`{}` takes {} arguments, found {}", f.name.text, f.params.len(), args.len()));
+            self.lw.error(
+                "arity",
+                loc,
+                format!("`{}` takes {} arguments, found {}", f.name.text, f.params.len(), args.len()),
+            );
             return unknown;
         }
         let lowered: Vec<(Expr, Ty)> = args.iter().map(|a| self.expr(a)).collect();
@@ -1350,7 +1457,9 @@ fn compatible(a: &Ty, b: &Ty) -> bool {
 fn is_string_literal(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Lit(ast::Literal::Str(..)) => true,
-        ast::ExprKind::List(items) | ast::ExprKind::Set(items) => items.iter().all(is_string_literal) && !items.is_empty(),
+        ast::ExprKind::List(items) | ast::ExprKind::Set(items) => {
+            items.iter().all(is_string_literal) && !items.is_empty()
+        }
         _ => false,
     }
 }

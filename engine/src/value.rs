@@ -126,16 +126,18 @@ impl Val {
                 }
                 true
             }
-            (Record(r, a), Record(s, b)) => r == s && {
-                for (x, y) in a.iter().zip(b.iter()) {
-                    match (x.is_absent(), y.is_absent()) {
-                        (true, true) => continue,
-                        (false, false) if x.same(y)? => continue,
-                        _ => return Some(false),
+            (Record(r, a), Record(s, b)) => {
+                r == s && {
+                    for (x, y) in a.iter().zip(b.iter()) {
+                        match (x.is_absent(), y.is_absent()) {
+                            (true, true) => continue,
+                            (false, false) if x.same(y)? => continue,
+                            _ => return Some(false),
+                        }
                     }
+                    true
                 }
-                true
-            },
+            }
             _ => false,
         })
     }
@@ -172,20 +174,16 @@ impl Val {
                 format!("[{}]", parts.join(", "))
             }
             ValKind::Map(entries) => {
-                let parts: Vec<String> = entries
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", k.display(policy), v.display(policy)))
-                    .collect();
+                let parts: Vec<String> =
+                    entries.iter().map(|(k, v)| format!("{}: {}", k.display(policy), v.display(policy))).collect();
                 format!("{{{}}}", parts.join(", "))
             }
             ValKind::Record(r, fields) => {
                 let rec = policy.records.get(*r as usize);
                 match rec.and_then(|d| d.identity.map(|i| (d, i))) {
-                    Some((d, i)) => format!(
-                        "{} `{}`",
-                        d.name,
-                        fields.get(i).map(|v| v.display(policy)).unwrap_or_default()
-                    ),
+                    Some((d, i)) => {
+                        format!("{} `{}`", d.name, fields.get(i).map(|v| v.display(policy)).unwrap_or_default())
+                    }
                     None => rec.map(|d| d.name.clone()).unwrap_or_default(),
                 }
             }

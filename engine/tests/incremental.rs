@@ -24,7 +24,10 @@ fn take(log: &QueryLog) -> Vec<String> {
 fn ran(log: &[String], query: &str, id: impl std::fmt::Debug) -> bool {
     let id = format!("{id:?}");
     // Entries read `parse_policy(Id(0))`; an input's debug form starts with its id.
-    let id = id.split_once("[salsa id]: ").map(|(_, rest)| rest.split([',', ' ']).next().unwrap_or("").to_string()).unwrap_or(id);
+    let id = id
+        .split_once("[salsa id]: ")
+        .map(|(_, rest)| rest.split([',', ' ']).next().unwrap_or("").to_string())
+        .unwrap_or(id);
     log.iter().any(|l| l.starts_with(query) && l.contains(&format!("({id})")))
 }
 
@@ -54,7 +57,9 @@ fn editing_a_document_does_not_recompile_the_policy() {
     let set = PolicySet::new(&db, vec![a, b]);
     let doc = SourceText::new(&db, "doc.yaml".into(), "color: green\n".into(), None);
     let other = SourceText::new(&db, "other.yaml".into(), "color: red\n".into(), None);
-    let failed = |db: &Database, d| check_document(db, set, d).iter().any(|f| f.rule == "t.red" && f.outcome == grail_engine::Outcome::Fail);
+    let failed = |db: &Database, d| {
+        check_document(db, set, d).iter().any(|f| f.rule == "t.red" && f.outcome == grail_engine::Outcome::Fail)
+    };
     assert!(failed(&db, doc));
     assert!(!failed(&db, other));
     take(&log);

@@ -73,7 +73,10 @@ fn check(case: &str) {
     expected.sort();
     actual.sort();
     let show = |v: &[(usize, usize, String)]| {
-        v.iter().map(|(s, e, m)| format!("  {:?} {m}", &source[*s..(*e).min(source.len())])).collect::<Vec<_>>().join("\n")
+        v.iter()
+            .map(|(s, e, m)| format!("  {:?} {m}", &source[*s..(*e).min(source.len())]))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     assert_eq!(actual, expected, "\nexpected:\n{}\nactual:\n{}\n", show(&expected), show(&actual));
 }

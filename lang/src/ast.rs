@@ -196,9 +196,7 @@ impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Named(n) => n.span,
-            TypeExpr::Int { span, .. } | TypeExpr::List(_, span) | TypeExpr::Map(_, _, span) => {
-                *span
-            }
+            TypeExpr::Int { span, .. } | TypeExpr::List(_, span) | TypeExpr::Map(_, _, span) => *span,
         }
     }
 }

@@ -74,8 +74,7 @@ fn item_chunks(text: &str) -> Vec<Chunk> {
     };
     let starts_item = |l: &str| {
         ITEM_KEYWORDS.iter().any(|k| {
-            l.strip_prefix(k)
-                .is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace()) || rest.is_empty())
+            l.strip_prefix(k).is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace()) || rest.is_empty())
         })
     };
 
@@ -120,10 +119,9 @@ fn stray_text(source: &str, offset: usize) -> Option<Span> {
 fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
     let mut pairs = GrailParser::parse(Rule::file_item, source).map_err(|e| to_error(e, source, offset))?;
     let b = Builder { offset };
-    let pair = pairs.next().ok_or_else(|| ParseError {
-        message: "expected an item".into(),
-        span: Span::new(offset, offset),
-    })?;
+    let pair = pairs
+        .next()
+        .ok_or_else(|| ParseError { message: "expected an item".into(), span: Span::new(offset, offset) })?;
     Ok(b.item(pair))
 }
 
@@ -297,11 +295,7 @@ impl Builder {
         for p in it {
             match p.as_rule() {
                 Rule::enum_order => {
-                    order = if p.as_str() == "ordered" {
-                        EnumOrder::Ordered
-                    } else {
-                        EnumOrder::TightestFirst
-                    }
+                    order = if p.as_str() == "ordered" { EnumOrder::Ordered } else { EnumOrder::TightestFirst }
                 }
                 _ => variants.push(self.name_or_string(p)),
             }
@@ -327,8 +321,7 @@ impl Builder {
         let mut it = pair.into_inner().peekable();
         let docs = self.docs(&mut it);
         let name = self.name(it.next().expect("record name"));
-        let mut decl =
-            RecordDecl { docs, name, identity: None, checks: vec![], fields: vec![], span };
+        let mut decl = RecordDecl { docs, name, identity: None, checks: vec![], fields: vec![], span };
         for p in it {
             match p.as_rule() {
                 Rule::identity => {
@@ -358,16 +351,8 @@ impl Builder {
                 _ => Selector::Absent(key),
             }
         };
-        let mut decl = DocumentDecl {
-            docs,
-            name,
-            binder,
-            selector,
-            checks: vec![],
-            forbids: vec![],
-            fields: vec![],
-            span,
-        };
+        let mut decl =
+            DocumentDecl { docs, name, binder, selector, checks: vec![], forbids: vec![], fields: vec![], span };
         for p in it {
             match p.as_rule() {
                 Rule::check_rule => decl.checks.push(self.check_rule(p)),
@@ -392,8 +377,7 @@ impl Builder {
         let name = self.name_or_string(it.next().expect("field name"));
         let optional = it.next_if(|p| p.as_rule() == Rule::optional_mark).is_some();
         let ty = self.type_expr(it.next().expect("field type"));
-        let mut field =
-            Field { docs, name, optional, ty, default: None, bounds: vec![], unique: None, span };
+        let mut field = Field { docs, name, optional, ty, default: None, bounds: vec![], unique: None, span };
         for p in it {
             match p.as_rule() {
                 Rule::default_clause => {
@@ -473,9 +457,7 @@ impl Builder {
                 let span = self.span(&r);
                 let mut r = r.into_inner();
                 let key = self.name_or_string(r.next().expect("row key"));
-                let cells = r
-                    .map(|c| self.literal(c.into_inner().next().expect("cell value")))
-                    .collect();
+                let cells = r.map(|c| self.literal(c.into_inner().next().expect("cell value"))).collect();
                 Row { key, cells, span }
             })
             .collect();
@@ -572,9 +554,7 @@ impl Builder {
         let parts = pair
             .into_inner()
             .map(|p| match p.as_rule() {
-                Rule::template_hole => {
-                    TemplatePart::Hole(self.expr(p.into_inner().next().expect("hole")))
-                }
+                Rule::template_hole => TemplatePart::Hole(self.expr(p.into_inner().next().expect("hole"))),
                 _ => TemplatePart::Text(unescape(p.as_str())),
             })
             .collect();
@@ -594,10 +574,7 @@ impl Builder {
                     Rule::field_access => {
                         ExprKind::Field(Box::new(lhs), self.name(op.into_inner().next().expect("field")))
                     }
-                    _ => ExprKind::Index(
-                        Box::new(lhs),
-                        Box::new(self.expr(op.into_inner().next().expect("index"))),
-                    ),
+                    _ => ExprKind::Index(Box::new(lhs), Box::new(self.expr(op.into_inner().next().expect("index")))),
                 };
                 Expr { kind, span }
             })

@@ -1,0 +1,114 @@
+//! The command line as a person sees it: exit codes and output, snapshotted.
+
+use std::process::Command;
+
+fn grail(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("grail runs");
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_good_binding_passes() {
+    insta::assert_snapshot!(grail(&["check", "examples/bindings/good.yaml"]));
+}
+
+#[test]
+fn a_demoted_auto_merge_fails_with_the_binding_line() {
+    insta::assert_snapshot!(grail(&["check", "examples/bindings/auto-merge-demoted.yaml"]));
+}
+
+#[test]
+fn identical_checkers_count_once() {
+    insta::assert_snapshot!(grail(&["check", "examples/bindings/identical-checkers.yaml"]));
+}
+
+#[test]
+fn json_report() {
+    insta::assert_snapshot!(grail(&["check", "--format", "json", "examples/bindings/org.json"]));
+}
+
+#[test]
+fn json_each_writes_one_object_per_line() {
+    let out =
+        grail(&["check", "--each", "--format", "json", "examples/bindings/good.yaml", "examples/bindings/org.json"]);
+    let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
+    let lines: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], "examples/bindings/good.yaml");
+    assert_eq!(lines[0]["verdict"], "pass");
+    assert_eq!(lines[1]["file"], "examples/bindings/org.json");
+    assert_eq!(lines[1]["verdict"], "fail");
+    assert!(out.starts_with("exit: 1"), "{out}");
+}
+
+#[test]
+fn malformed_yaml_is_a_located_finding() {
+    insta::assert_snapshot!(grail(&["check", "examples/bindings/broken.yaml"]));
+}
+
+#[test]
+fn malformed_json_is_a_located_finding() {
+    insta::assert_snapshot!(grail(&["check", "--format", "json", "tests/inputs/trailing-comma.json"]));
+}
+
+#[test]
+fn binary_garbage_is_a_located_finding() {
+    insta::assert_snapshot!(grail(&["check", "--format", "json", "tests/inputs/garbage.bin"]));
+}
+
+#[test]
+fn a_duplicate_key_is_taken_from_neither_reader() {
+    insta::assert_snapshot!(grail(&["check", "tests/inputs/duplicate.yaml"]));
+}
+
+#[test]
+fn a_missing_file_cannot_be_checked() {
+    insta::assert_snapshot!(grail(&["check", "tests/inputs/no-such-file.yaml"]));
+}
+
+#[test]
+fn a_folder_cannot_be_checked() {
+    insta::assert_snapshot!(grail(&["check", "examples"]));
+}
+
+#[test]
+fn a_policy_with_errors_stops_every_check() {
+    insta::assert_snapshot!(grail(&["check", "--policy", "tests/policies/broken", "examples/bindings/good.yaml"]));
+}
+
+#[test]
+fn unknown_passes_unless_denied() {
+    let allowed = grail(&["check", "--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"]);
+    assert!(allowed.starts_with("exit: 0"), "{allowed}");
+    let denied =
+        grail(&["check", "--deny-unknown", "--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"]);
+    assert!(denied.starts_with("exit: 1"), "{denied}");
+    insta::assert_snapshot!(denied);
+    let proven =
+        grail(&["check", "--deny-unknown", "--policy", "tests/policies/unknown", "tests/inputs/evidence.yaml"]);
+    assert!(proven.starts_with("exit: 0"), "{proven}");
+}
+
+#[test]
+fn help_teaches_the_exit_codes() {
+    let help = grail(&["check", "--help"]);
+    assert!(help.contains("Exit status: 0 when nothing FAILs"), "{help}");
+    assert!(help.contains("--deny-unknown"), "{help}");
+}
+
+#[test]
+fn no_arguments_is_a_usage_error() {
+    let out = grail(&["check"]);
+    assert!(out.starts_with("exit: 2"), "{out}");
+}
