@@ -3,8 +3,9 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use grail_engine::db::check_deployment;
-use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
+use camino::Utf8Path;
+use grail_engine::db::{AttachedFile, check_deployment, document_references};
+use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText, Summary};
 
 use crate::{CheckArgs, Fatal, Format, policy, render};
 
@@ -15,31 +16,34 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
 
     let mut docs = Vec::new();
     for path in &args.files {
-        if path.is_dir() {
-            return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
-        }
-        let bytes =
-            std::fs::read(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))?;
-        docs.push(SourceText::from_bytes(&db, path.to_string(), bytes));
+        docs.push(read_document(&db, path)?);
+    }
+
+    let mut context = Vec::new();
+    for path in &args.binding {
+        context.push(read_document(&db, path)?);
     }
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     for group in groups {
-        let deployment = Deployment::new(&db, group.clone());
-        let findings = check_deployment(&db, set, deployment);
-        let verdict = Summary::of(findings).verdict();
+        let mut documents = group.clone();
+        documents.extend(context.iter().copied());
+        let attachments = attachments(&db, set, &documents);
+        let deployment = Deployment::new(&db, documents, attachments);
+        let report = check_deployment(&db, set, deployment);
+        let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
-            Format::Human => render::human(&db, set, &group, findings, args.verbose),
+            Format::Human => render::human(&db, set, &report.documents, &group, &report.findings, args.verbose),
             Format::Json => {
-                let mut report = render::json(&db, set, &group, findings);
+                let mut json = render::json(&db, set, &report.documents, &report.findings);
                 if args.each {
-                    report["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
-                    format!("{report}\n")
+                    json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
+                    format!("{json}\n")
                 } else {
-                    format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default())
+                    format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
                 }
             }
         };
@@ -52,6 +56,58 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         Outcome::Unknown if args.deny_unknown => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Reads a document named on the command line; one that cannot be read stops the command.
+fn read_document(db: &Database, path: &Utf8Path) -> Result<SourceText, Fatal> {
+    if path.is_dir() {
+        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
+    }
+    let bytes =
+        std::fs::read(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))?;
+    Ok(SourceText::from_bytes(db, path.to_string(), bytes))
+}
+
+/// The largest file a document's `ref` may name.
+const MAX_ATTACHED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads the files the documents' `ref` fields name. A path is followed only
+/// inside its document's folder, symbolic links included; anything else is
+/// refused with the reason, which the rules see as missing evidence.
+fn attachments(db: &Database, set: PolicySet, documents: &[SourceText]) -> Vec<AttachedFile> {
+    let mut out = Vec::new();
+    for doc in documents {
+        for path in document_references(db, set, *doc) {
+            let read = attach(db, doc.path(db), path);
+            out.push(AttachedFile { from: *doc, path: path.clone(), read });
+        }
+    }
+    out
+}
+
+fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, String> {
+    if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
+        return Err(reason.into());
+    }
+    let folder = Utf8Path::new(document).parent().filter(|p| !p.as_str().is_empty()).unwrap_or(Utf8Path::new("."));
+    let target = folder.join(path);
+    let real_folder = folder.canonicalize().map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
+    let real = target.canonicalize().map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
+    if !real.starts_with(&real_folder) {
+        return Err("the path leads out of the document's folder through a symbolic link".into());
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
+    if !meta.is_file() {
+        return Err("it is not a file".into());
+    }
+    if meta.len() > MAX_ATTACHED_BYTES {
+        return Err(format!(
+            "the file has {} bytes, more than the {MAX_ATTACHED_BYTES} a transcript may have",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
+    Ok(SourceText::from_bytes(db, target.to_string(), bytes))
 }
 
 /// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.

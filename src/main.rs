@@ -59,10 +59,14 @@ struct CheckArgs {
     /// (with --format json, one JSON object per line, each with a "file" field).
     #[arg(long)]
     each: bool,
+    /// A document checked with every FILE without being one of them: the
+    /// binding whose surfaces work items (Markdown) resolve against.
+    #[arg(long, value_name = "FILE")]
+    binding: Vec<Utf8PathBuf>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,
-    /// The documents to check (JSON or YAML).
+    /// The documents to check: bindings and histories (JSON or YAML), work items (Markdown).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }

@@ -81,7 +81,15 @@ fn outcome_word(o: Outcome) -> &'static str {
 }
 
 /// The human report of one deployment.
-pub fn human(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Finding], verbose: bool) -> String {
+/// `docs` are the documents the findings point into; `shown` those the report is about.
+pub fn human(
+    db: &Database,
+    set: PolicySet,
+    docs: &[SourceText],
+    shown: &[SourceText],
+    findings: &[Finding],
+    verbose: bool,
+) -> String {
     let mut out = String::new();
     for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
@@ -124,7 +132,7 @@ pub fn human(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Fin
         }
     }
     let s = Summary::of(findings);
-    let files: Vec<&str> = docs.iter().map(|d| d.path(db).as_str()).collect();
+    let files: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
     out.push_str(&format!(
         "{}: {} failed, {} unknown, {} passed, {} not applicable ({})\n",
         files.join(", "),

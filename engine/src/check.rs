@@ -1,46 +1,308 @@
-//! Checking one document against a compiled policy: load, select its kind,
-//! conform it to its schema, evaluate every rule that reads it.
+//! Checking a deployment: every document loaded and typed by its kind,
+//! conformed to its schema, the documents of a layered kind merged by trust,
+//! then every rule evaluated, in the order `holds` requires.
 
-use crate::conform::{conform, select_kind};
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use grail_lang::ast::Span;
+
+use crate::conform::{Env, Resolved, conform, select_kind, structural};
 use crate::diagnostic::{Finding, Outcome};
-use crate::document::{Node, SyntaxError};
+use crate::document::{self, Format, Limits, Node, NodeKind, SyntaxError};
 use crate::eval::{Roots, evaluate_rule};
-use crate::hir::{CHECK_SYNTAX, Policy};
+use crate::hir::*;
+use crate::layers::{Layering, merge};
+use crate::value::Val;
 
-/// Every outcome for one document (index 0); sorted by position, then rule.
-pub fn check_one(policy: &Policy, loaded: &Result<Node, SyntaxError>) -> Vec<Finding> {
+/// One document of a deployment.
+pub struct Input<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+    /// The parsed document, for JSON and YAML; Markdown is read here, with
+    /// the marker the policy declares.
+    pub loaded: Option<&'a Result<Node, SyntaxError>>,
+}
+
+/// A file a document's `ref` field names, as the caller found it.
+pub struct Attachment<'a> {
+    /// The index of the input whose field names it.
+    pub from: usize,
+    /// The path as written in the document.
+    pub path: &'a str,
+    /// The file parsed (its document index in the findings), or why it was not read.
+    pub read: Result<(u32, &'a Result<Node, SyntaxError>), String>,
+}
+
+/// Whether a file is read as Markdown.
+pub fn is_markdown(path: &str) -> bool {
+    path.rsplit_once('.').is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("md") || ext.eq_ignore_ascii_case("markdown"))
+}
+
+/// The paths a document's `ref` fields name (read them, then check with them attached).
+pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
+    let Some((kind, node)) = parse(policy, 0, input).ok().flatten() else { return Vec::new() };
+    let asked = RefCell::new(Vec::new());
+    let resolve = |path: &str| {
+        asked.borrow_mut().push(path.to_string());
+        Resolved::Refused("not read".into())
+    };
+    let none = Checks::default();
+    conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve });
+    let mut paths = asked.into_inner();
+    paths.dedup();
+    paths
+}
+
+/// Every outcome for a deployment. Document `i` of the findings is input `i`;
+/// attachments have the indices their [`Attachment::read`] gives.
+pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    match loaded {
-        Err(e) => {
-            // The document's kind cannot be known; the first kind's syntax rule reports it.
-            let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
-            findings.push(Finding {
-                rule: check.as_ref().map(|c| c.rule.clone()).unwrap_or_else(|| "syntax".into()),
-                outcome: Outcome::Fail,
-                subject: "document".into(),
-                message: e.message.clone(),
-                location: Some((0, e.span)),
-                policy: check.map(|c| c.loc),
-                labels: Vec::new(),
-            });
-        }
-        Ok(root) => match select_kind(policy, 0, root) {
-            Err(f) => findings.push(*f),
-            Ok(kind) => {
-                let (value, structural) = conform(policy, kind, 0, root);
-                findings.extend(structural);
-                let mut roots = vec![None; policy.documents.len()];
-                roots[kind as usize] = Some(value);
-                let roots = Roots { roots: &roots };
-                for rule in &policy.rules {
-                    evaluate_rule(policy, rule, &roots, &mut findings);
-                }
+    let kinds = policy.documents.len();
+    // Per kind: (input index, layer, conformed root).
+    let mut by_kind: Vec<Vec<(usize, usize, Val)>> = vec![Vec::new(); kinds];
+    let mut markdown_inputs = false;
+    for (i, input) in inputs.iter().enumerate() {
+        markdown_inputs |= is_markdown(input.path);
+        let (kind, node) = match parse(policy, i as u32, input) {
+            Ok(Some(parsed)) => parsed,
+            Ok(None) => continue,
+            Err(f) => {
+                findings.push(*f);
+                continue;
             }
-        },
+        };
+        let layering = policy.layers.iter().find(|l| l.document == kind);
+        let layer = layering.map_or(0, |l| layer_of(l, &node));
+        let none = Checks::default();
+        // Below the most trusted layer, an unknown key is the layer's finding.
+        let overrides = match layering {
+            Some(l) if layer > 0 => {
+                let mut o = Checks::default();
+                o[CHECK_UNKNOWN_KEY] = l.checks[CHECK_UNKNOWN_KEY].clone();
+                o
+            }
+            _ => none,
+        };
+        let resolve = |path: &str| resolve(attachments, i, path);
+        let (root, structural) =
+            conform(policy, kind, i as u32, &node, &Env { overrides: &overrides, resolve: &resolve });
+        findings.extend(structural);
+        by_kind[kind as usize].push((i, layer, root));
+    }
+
+    // One root per layered kind, merged by trust; every kind keeps its documents.
+    let mut single: Vec<Option<Val>> = vec![None; kinds];
+    let mut all: Vec<Vec<(String, Val)>> = vec![Vec::new(); kinds];
+    for (kind, docs) in by_kind.into_iter().enumerate() {
+        if docs.is_empty() {
+            continue;
+        }
+        let names = |i: usize| inputs.get(i).map(|x| x.path.to_string()).unwrap_or_default();
+        match policy.layers.iter().find(|l| l.document as usize == kind) {
+            Some(l) => {
+                // The defaults, as if the most trusted document present said nothing.
+                let top = docs.iter().min_by_key(|(_, layer, _)| *layer).map_or(0, |(i, _, _)| *i as u32);
+                let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
+                let never = |_: &str| Resolved::Refused("not read".into());
+                let none = Checks::default();
+                let (base, _) =
+                    conform(policy, kind as DocKindId, top, &empty, &Env { overrides: &none, resolve: &never });
+                let layering = Layering { policy, layers: l, names: &names };
+                let (merged, ordered, layer_findings) = merge(&layering, base, docs);
+                findings.extend(layer_findings);
+                all[kind] = ordered.into_iter().map(|(i, v)| (names(i), v)).collect();
+                single[kind] = Some(merged);
+            }
+            None => {
+                if docs.len() == 1 {
+                    single[kind] = Some(docs[0].2.clone());
+                }
+                all[kind] = docs.into_iter().map(|(i, _, v)| (names(i), v)).collect();
+            }
+        }
+    }
+
+    // A kind that must be found: judged when the deployment was about it.
+    for (kind, def) in policy.documents.iter().enumerate() {
+        let Some(check) = &def.checks[CHECK_EMPTY] else { continue };
+        let asked = markdown_inputs && matches!(def.selector, SelectorDef::Markdown { .. });
+        if !asked && all[kind].is_empty() {
+            continue;
+        }
+        let (outcome, message) = if all[kind].is_empty() {
+            (
+                Outcome::Fail,
+                format!("no `{}` was found in the documents checked; nothing verified is not a pass", def.name),
+            )
+        } else {
+            (Outcome::Pass, String::new())
+        };
+        findings.push(Finding {
+            rule: check.rule.clone(),
+            outcome,
+            subject: "deployment".into(),
+            message,
+            location: None,
+            policy: Some(check.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+        });
+    }
+
+    let roots = Roots { single: &single, all: &all };
+    for rule in &policy.rules {
+        let mut out = Vec::new();
+        evaluate_rule(policy, rule, &roots, &findings, &mut out);
+        findings.extend(out);
     }
     findings.sort_by(|a, b| {
         let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
         pos(a).cmp(&pos(b)).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
     });
     findings
+}
+
+/// A document's kind and tree, or the finding that says why it has none;
+/// `Ok(None)` for a document with nothing to check.
+fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+    if is_markdown(input.path) {
+        let Some((kind, def)) =
+            policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))
+        else {
+            let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+            return Err(Box::new(structural(
+                check.as_ref(),
+                "document",
+                "this policy reads no Markdown document".into(),
+                doc,
+                Span::new(0, 0),
+            )));
+        };
+        let SelectorDef::Markdown { marker, rule } = &def.selector else { return Ok(None) };
+        let (start, end) = match extract(input.text, marker) {
+            Ok(span) => span,
+            Err((message, span)) => return Err(Box::new(structural(Some(rule), "document", message, doc, span))),
+        };
+        return match document::load(&input.text[start..end], Format::Json, &Limits::default()) {
+            Ok(mut node) => {
+                shift(&mut node, start);
+                Ok(Some((kind as DocKindId, Cow::Owned(node))))
+            }
+            Err(e) => {
+                let check = def.checks[CHECK_SYNTAX].clone();
+                let span = Span::new(e.span.start + start, e.span.end + start);
+                Err(Box::new(structural(check.as_ref(), "document", e.message, doc, span)))
+            }
+        };
+    }
+    let Some(loaded) = input.loaded else { return Ok(None) };
+    match loaded {
+        Err(e) => {
+            // The document's kind cannot be known; the first kind's syntax rule reports it.
+            let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+            Err(Box::new(structural(check.as_ref(), "document", e.message.clone(), doc, e.span)))
+        }
+        Ok(root) => select_kind(policy, doc, root).map(|kind| Some((kind, Cow::Borrowed(root)))),
+    }
+}
+
+/// The span of the fenced record after the one marker line, or a message and where.
+pub fn extract(text: &str, marker: &str) -> Result<(usize, usize), (String, Span)> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        lines.push((at, line));
+        at += line.len();
+    }
+    let markers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].1.trim() == marker).collect();
+    let line_span = |i: usize| {
+        let (start, line) = lines[i];
+        Span::new(start, start + line.trim_end().len())
+    };
+    match markers.as_slice() {
+        [] => return Err((format!("no `{marker}` line: the file holds no record"), Span::new(0, 0))),
+        [_, second, ..] => {
+            return Err((
+                format!("`{marker}` appears {} times; a work item carries exactly one", markers.len()),
+                line_span(*second),
+            ));
+        }
+        [_] => {}
+    }
+    let m = markers[0];
+    let open = m + 1;
+    let fence = lines.get(open).map(|(_, l)| l.trim());
+    if !fence.is_some_and(|f| f == "```json" || f == "```") {
+        let span = if open < lines.len() { line_span(open) } else { line_span(m) };
+        return Err((format!("`{marker}` is not immediately followed by a fenced record (```json)"), span));
+    }
+    let Some(close) = (open + 1..lines.len()).find(|&i| lines[i].1.trim() == "```") else {
+        return Err(("the fenced record is never closed with ```".into(), line_span(open)));
+    };
+    let start = lines[open].0 + lines[open].1.len();
+    Ok((start, lines[close].0))
+}
+
+/// Moves every span of a tree by `by` bytes.
+fn shift(node: &mut Node, by: usize) {
+    node.span = Span::new(node.span.start + by, node.span.end + by);
+    match &mut node.kind {
+        NodeKind::List(items) => items.iter_mut().for_each(|n| shift(n, by)),
+        NodeKind::Map(entries) => {
+            for e in entries {
+                e.key_span = Span::new(e.key_span.start + by, e.key_span.end + by);
+                shift(&mut e.value, by);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The layer a document names, by its raw key: the default layer when it
+/// names none, the least trusted when it names one that is not declared (the
+/// schema reports the bad value).
+fn layer_of(layers: &LayersDef, node: &Node) -> usize {
+    let NodeKind::Map(entries) = &node.kind else { return layers.default };
+    match entries.iter().find(|e| e.key == layers.key).map(|e| &e.value.kind) {
+        None => layers.default,
+        Some(NodeKind::Str(name)) => {
+            layers.layers.iter().position(|l| l == name).unwrap_or(layers.layers.len().saturating_sub(1))
+        }
+        Some(_) => layers.layers.len().saturating_sub(1),
+    }
+}
+
+fn resolve<'a>(attachments: &'a [Attachment<'a>], from: usize, path: &str) -> Resolved<'a> {
+    match attachments.iter().find(|a| a.from == from && a.path == path) {
+        None => Resolved::Refused("not read".into()),
+        Some(a) => match &a.read {
+            Err(reason) => Resolved::Refused(reason.clone()),
+            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root },
+            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone() },
+        },
+    }
+}
+
+/// Why a path in a document may not be followed, judged on its text alone:
+/// absolute, or climbing out of the document's folder.
+pub fn path_leaves_folder(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        return Some("the path is empty");
+    }
+    if path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':') {
+        return Some("the path is absolute; it must be relative to the document's folder");
+    }
+    let mut depth: i64 = 0;
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return Some("the path leaves the document's folder");
+        }
+    }
+    None
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use grail_lang::ast::{BoundKind, Span};
 
 use crate::diagnostic::{Finding, Outcome};
-use crate::document::{Node, NodeKind};
+use crate::document::{Node, NodeKind, SyntaxError};
 use crate::hir::*;
 use crate::suggest::did_you_mean;
 use crate::value::{Origin, Val, ValKind};
@@ -34,6 +34,8 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
         let matches = match &d.selector {
             SelectorDef::Absent(k) => get(k).is_none(),
             SelectorDef::Equals(k, v) => get(k).is_some_and(|e| matches!(&e.value.kind, NodeKind::Str(s) if s == v)),
+            // Markdown kinds are chosen by the file's format, not its keys.
+            SelectorDef::Markdown { .. } => false,
         };
         if matches {
             return Ok(i as DocKindId);
@@ -42,9 +44,10 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
     let kinds: Vec<String> = policy
         .documents
         .iter()
-        .map(|d| match &d.selector {
-            SelectorDef::Equals(k, v) => format!("`{k}: {v}`"),
-            SelectorDef::Absent(k) => format!("no `{k}` key"),
+        .filter_map(|d| match &d.selector {
+            SelectorDef::Equals(k, v) => Some(format!("`{k}: {v}`")),
+            SelectorDef::Absent(k) => Some(format!("no `{k}` key")),
+            SelectorDef::Markdown { .. } => None,
         })
         .collect();
     let (span, shown) = policy
@@ -52,6 +55,7 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
         .iter()
         .find_map(|d| match &d.selector {
             SelectorDef::Equals(k, _) | SelectorDef::Absent(k) => get(k).map(|e| (e.value.span, k.clone())),
+            SelectorDef::Markdown { .. } => None,
         })
         .unwrap_or((root.span, "document".into()));
     Err(Box::new(structural(
@@ -63,7 +67,25 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
     )))
 }
 
-fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32, span: Span) -> Finding {
+/// What a `ref` field's path turned out to be.
+pub enum Resolved<'a> {
+    /// The file, read and parsed: document `doc` of the deployment.
+    Loaded { doc: u32, root: &'a Node },
+    /// The file was read but is not well-formed.
+    Broken { doc: u32, error: SyntaxError },
+    /// The file was not read, and why.
+    Refused(String),
+}
+
+/// What conforming a document needs besides the policy and the document.
+pub struct Env<'a> {
+    /// Structural rule ids that replace the document kind's (a lower layer's `unknown_key`).
+    pub overrides: &'a Checks,
+    /// Resolves a `ref` field's path.
+    pub resolve: &'a dyn Fn(&str) -> Resolved<'a>,
+}
+
+pub(crate) fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32, span: Span) -> Finding {
     Finding {
         rule: check.map(|c| c.rule.clone()).unwrap_or_else(|| "schema".into()),
         outcome: Outcome::Fail,
@@ -72,18 +94,27 @@ fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32
         location: Some((doc, span)),
         policy: check.map(|c| c.loc),
         labels: Vec::new(),
+        bound: Vec::new(),
     }
 }
 
 /// Conforms a document of kind `kind` (its index in the deployment is `doc`).
 /// Every structural rule of the kind gets an outcome: its failures, or a pass.
-pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node) -> (Val, Vec<Finding>) {
+pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &Env<'_>) -> (Val, Vec<Finding>) {
     let def = &policy.documents[kind as usize];
+    let mut checks = def.checks.clone();
+    for (i, c) in env.overrides.iter().enumerate() {
+        if c.is_some() {
+            checks[i] = c.clone();
+        }
+    }
     let mut cx = Cx {
         policy,
+        env,
         doc,
         findings: Vec::new(),
-        checks: def.checks.clone(),
+        overrides: env.overrides,
+        checks: checks.clone(),
         keys: Vec::new(),
         bound_subjects: HashMap::new(),
         unique_subjects: HashMap::new(),
@@ -94,7 +125,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node) -> (Val,
 
     // A pass for every structural rule that found nothing.
     let mut rules: Vec<(String, Loc)> = Vec::new();
-    for c in def.checks.iter().flatten() {
+    for c in checks.iter().take(CHECK_MISSING_KEY + 1).flatten() {
         rules.push((c.rule.clone(), c.loc));
     }
     for f in &def.forbids {
@@ -135,6 +166,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node) -> (Val,
                         location: None,
                         policy: Some(loc),
                         labels: vec![],
+                        bound: vec![],
                     });
                 }
                 let mut passed: Vec<(&String, &Option<Span>)> =
@@ -158,18 +190,22 @@ fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> F
         location,
         policy: Some(loc),
         labels: vec![],
+        bound: vec![],
     }
 }
 
 /// Per subject checked: its outcome and where it is.
 type Subjects = HashMap<String, (Outcome, Option<Span>)>;
 
-struct Cx<'a> {
+struct Cx<'a, 'r> {
     policy: &'a Policy,
+    env: &'a Env<'r>,
+    /// Rule ids that win over a record's own (a lower layer's).
+    overrides: &'a Checks,
     doc: u32,
     findings: Vec<Finding>,
     /// The structural rule ids in force for the record being read.
-    checks: [Option<CheckDef>; 4],
+    checks: Checks,
     /// Enclosing enumeration keys (`C3` of `verification_topology.C3`), innermost last.
     keys: Vec<(EnumId, u32)>,
     /// Per bound rule, each subject checked and its outcome.
@@ -193,7 +229,7 @@ fn describe(node: &Node) -> String {
     }
 }
 
-impl<'a> Cx<'a> {
+impl Cx<'_, '_> {
     fn fail(&mut self, check: usize, subject: &str, message: String, span: Span) {
         let f = structural(self.checks[check].as_ref(), subject, message, self.doc, span);
         self.findings.push(f);
@@ -255,6 +291,7 @@ impl<'a> Cx<'a> {
                             location: Some((self.doc, e.key_span)),
                             policy: Some(f.loc),
                             labels: vec![],
+                            bound: vec![],
                         });
                     }
                     self.forbidden(&e.value, forbidden, &here);
@@ -455,7 +492,9 @@ impl<'a> Cx<'a> {
         let def = &self.policy.records[r as usize];
         let saved = self.checks.clone();
         for (i, c) in def.checks.iter().enumerate() {
-            if let Some(c) = c {
+            if let Some(c) = c
+                && self.overrides[i].is_none()
+            {
                 self.checks[i] = Some(c.clone());
             }
         }
@@ -471,8 +510,11 @@ impl<'a> Cx<'a> {
                 if path.is_empty() && self.is_selector_key(&e.key) {
                     continue;
                 }
-                let mut message =
-                    format!("unknown key `{}` in `{}`", e.key, if path.is_empty() { def.name.as_str() } else { path });
+                let mut message = if path.is_empty() {
+                    format!("unknown key `{}` at the top level", e.key)
+                } else {
+                    format!("unknown key `{}` in `{path}`", e.key)
+                };
                 if let Some(near) = did_you_mean(&e.key, def.fields.iter().map(|f| f.name.as_str())) {
                     message.push_str(&format!("; did you mean `{near}`?"));
                 }
@@ -484,7 +526,11 @@ impl<'a> Cx<'a> {
                 continue;
             }
             let field = &def.fields[fi];
-            let val = self.value(&e.value, &field.ty, Some(field), &here);
+            let val = if field.is_ref {
+                self.reference(&e.value, field, &here)
+            } else {
+                self.value(&e.value, &field.ty, Some(field), &here)
+            };
             if !matches!(field.ty, Ty::Map(..)) {
                 self.bounds(field, &val, &here);
             }
@@ -509,14 +555,16 @@ impl<'a> Cx<'a> {
                     }
                     None => {
                         if !field.optional {
+                            let check =
+                                if self.checks[CHECK_MISSING_KEY].is_some() { CHECK_MISSING_KEY } else { CHECK_TYPE };
                             self.fail(
-                                CHECK_TYPE,
+                                check,
                                 &here,
-                                format!(
-                                    "`{}` requires the key `{}`",
-                                    if path.is_empty() { def.name.as_str() } else { path },
-                                    field.name
-                                ),
+                                if path.is_empty() {
+                                    format!("the key `{}` is required", field.name)
+                                } else {
+                                    format!("`{path}` requires the key `{}`", field.name)
+                                },
                                 span,
                             );
                         }
@@ -532,7 +580,31 @@ impl<'a> Cx<'a> {
     fn is_selector_key(&self, key: &str) -> bool {
         self.policy.documents.iter().any(|d| match &d.selector {
             SelectorDef::Absent(k) | SelectorDef::Equals(k, _) => k == key,
+            SelectorDef::Markdown { .. } => false,
         })
+    }
+
+    /// A `ref` field: the record inline, or the file its path names.
+    fn reference(&mut self, node: &Node, field: &FieldDef, path: &str) -> Val {
+        let NodeKind::Str(target) = &node.kind else {
+            return self.value(node, &field.ty, Some(field), path);
+        };
+        match (self.env.resolve)(target) {
+            Resolved::Loaded { doc, root } => {
+                let outer = std::mem::replace(&mut self.doc, doc);
+                let val = self.value(root, &field.ty, Some(field), path);
+                self.doc = outer;
+                val
+            }
+            Resolved::Broken { doc, error } => {
+                let f = structural(self.checks[CHECK_SYNTAX].as_ref(), path, error.message, doc, error.span);
+                self.findings.push(f);
+                self.invalid(node.span)
+            }
+            Resolved::Refused(reason) => {
+                Val::missing(&format!("{path} (`{target}`: {reason})"), Some(self.doc), node.span)
+            }
+        }
     }
 
     /// The matrix row for the nearest enclosing key of the matrix's enumeration.
@@ -585,6 +657,7 @@ impl<'a> Cx<'a> {
                 location: span.map(|s| (self.doc, s)),
                 policy: Some(b.loc),
                 labels: vec![],
+                bound: vec![],
             });
         }
     }

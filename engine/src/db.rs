@@ -47,11 +47,23 @@ pub struct PolicySet {
     pub files: Vec<SourceText>,
 }
 
-/// The documents checked together as one deployment.
+/// The documents checked together as one deployment, and the files their
+/// `ref` fields name, as the caller read them.
 #[salsa::input(debug)]
 pub struct Deployment {
     #[returns(ref)]
     pub documents: Vec<SourceText>,
+    #[returns(ref)]
+    pub attachments: Vec<AttachedFile>,
+}
+
+/// A file a document's `ref` field names: read, or refused with the reason.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AttachedFile {
+    pub from: SourceText,
+    /// The path as the document writes it.
+    pub path: String,
+    pub read: Result<SourceText, String>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -116,29 +128,73 @@ pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, 
     document::load(text, document_format(doc.path(db), text), &Limits::default())
 }
 
+fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db> {
+    let path = doc.path(db);
+    let loaded =
+        if check::is_markdown(path) && doc.decode_error(db).is_none() { None } else { Some(load_document(db, doc)) };
+    check::Input { path, text: doc.text(db), loaded }
+}
+
+/// The paths a document's `ref` fields name; the caller reads them and puts
+/// them in the deployment as [`AttachedFile`]s.
+#[salsa::tracked(returns(ref))]
+pub fn document_references(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Vec<String> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Vec::new();
+    }
+    check::references(&compiled.policy, &input(db, doc))
+}
+
 /// Every outcome of every rule for one document checked on its own
-/// (document index 0 in the findings).
+/// (document index 0 in the findings), with nothing attached.
 #[salsa::tracked(returns(ref))]
 pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Vec<Finding> {
     let compiled = compile_policy(db, set);
     if compiled.has_errors() {
         return Vec::new();
     }
-    check::check_one(&compiled.policy, load_document(db, doc))
+    check::check(&compiled.policy, &[input(db, doc)], &[])
 }
 
-/// Every outcome for a deployment; document `i` of the deployment is index `i` in findings.
+/// The findings of a deployment and the documents they point into: the
+/// deployment's documents, then the attached files that were read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub documents: Vec<SourceText>,
+    pub findings: Vec<Finding>,
+}
+
 #[salsa::tracked(returns(ref))]
-pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<Finding> {
-    let mut all = Vec::new();
-    for (i, doc) in deployment.documents(db).iter().enumerate() {
-        all.extend(check_document(db, set, *doc).iter().cloned().map(|mut f| {
-            f.location = f.location.map(|(_, s)| (i as u32, s));
-            f.labels.iter_mut().for_each(|l| l.0 = i as u32);
-            f
-        }));
+pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
+    let compiled = compile_policy(db, set);
+    let mut documents = deployment.documents(db).clone();
+    if compiled.has_errors() {
+        return Report { documents, findings: Vec::new() };
     }
-    all
+    let inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
+    let mut attached = Vec::new();
+    let mut extra = Vec::new();
+    for a in deployment.attachments(db) {
+        let Some(from) = documents.iter().position(|d| *d == a.from) else { continue };
+        let read = match &a.read {
+            Err(reason) => Err(reason.clone()),
+            Ok(src) => {
+                let index = match extra.iter().position(|e| e == src) {
+                    Some(k) => k,
+                    None => {
+                        extra.push(*src);
+                        extra.len() - 1
+                    }
+                };
+                Ok(((documents.len() + index) as u32, load_document(db, *src)))
+            }
+        };
+        attached.push(check::Attachment { from, path: &a.path, read });
+    }
+    let findings = check::check(&compiled.policy, &inputs, &attached);
+    documents.extend(extra);
+    Report { documents, findings }
 }
 
 /// The engine's database.

@@ -82,6 +82,9 @@ pub struct Finding {
     pub policy: Option<Loc>,
     /// Further document locations, each with a label.
     pub labels: Vec<(u32, Span, String)>,
+    /// Where the values the subject was bound to are: the chain of `for`
+    /// bindings, outermost first (for `holds`).
+    pub bound: Vec<(u32, Span)>,
 }
 
 /// Counts per outcome.

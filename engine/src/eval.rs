@@ -10,27 +10,55 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::hir::*;
 use crate::value::{Origin, Truth, Val, ValKind};
 
-/// The documents of a deployment, by kind: `roots[kind]` is the conformed
-/// document of that kind, if the deployment has one.
+/// The documents a rule is evaluated over.
 pub struct Roots<'a> {
-    pub roots: &'a [Option<Val>],
+    /// Per document kind, the one document (a layered kind's merged one)
+    /// rules read through the kind's binder; `None` when the deployment has none.
+    pub single: &'a [Option<Val>],
+    /// Per document kind, every document of that kind, and its name.
+    pub all: &'a [Vec<(String, Val)>],
 }
 
-/// Evaluates one rule; every outcome (pass, fail, unknown, not applicable) is pushed.
-pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, out: &mut Vec<Finding>) {
-    if rule.reads.iter().any(|k| roots.roots.get(*k as usize).is_none_or(Option::is_none)) {
-        return;
+/// Evaluates one rule over each document of the kind it judges (its first
+/// read); every outcome (pass, fail, unknown, not applicable) is pushed.
+/// `prior` holds the findings of the rules evaluated before, for `holds`.
+pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, prior: &[Finding], out: &mut Vec<Finding>) {
+    let Some(&judged) = rule.reads.first() else { return };
+    // A layered kind is judged once, merged; any other kind once per document.
+    let subjects: Vec<Val> = match roots.single.get(judged as usize) {
+        Some(Some(merged)) => vec![merged.clone()],
+        _ => {
+            roots.all.get(judged as usize).map(|docs| docs.iter().map(|(_, v)| v.clone()).collect()).unwrap_or_default()
+        }
+    };
+    let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
+    for subject in subjects {
+        let mut single: Vec<Option<Val>> = roots.single.to_vec();
+        single[judged as usize] = Some(subject.clone());
+        let mut ev = Evaluator {
+            policy,
+            single: &single,
+            all: roots.all,
+            prior,
+            env: vec![Val::unknown(); rule.slots as usize],
+        };
+        let root_span = subject.origin.document_span();
+        let mut walk =
+            Walk { rule, out, subject: Vec::new(), bound: Vec::new(), default_subject: binder.clone(), root_span };
+        // Every other kind the rule reads must be there to judge this one.
+        if let Some(missing) =
+            rule.reads.iter().skip(1).find(|k| roots.single.get(**k as usize).is_none_or(Option::is_none))
+        {
+            let name = policy.documents.get(*missing as usize).map(|d| d.name.clone()).unwrap_or_default();
+            walk.emit(
+                &mut ev,
+                Outcome::Unknown,
+                format!("needs a `{name}` document, and none was checked with this one"),
+            );
+            continue;
+        }
+        walk.clauses(&mut ev, 0);
     }
-    let binder = rule
-        .reads
-        .first()
-        .and_then(|k| policy.documents.get(*k as usize))
-        .map(|d| d.binder.clone())
-        .unwrap_or_default();
-    let root_span = rule.reads.first().and_then(|k| roots.roots.get(*k as usize)?.as_ref()?.origin.document_span());
-    let mut ev = Evaluator { policy, roots: roots.roots, env: vec![Val::unknown(); rule.slots as usize] };
-    let mut walk = Walk { rule, out, subject: Vec::new(), last_bound: None, default_subject: binder, root_span };
-    walk.clauses(&mut ev, 0);
 }
 
 struct Walk<'r, 'o> {
@@ -38,8 +66,10 @@ struct Walk<'r, 'o> {
     out: &'o mut Vec<Finding>,
     /// Subject path segments: `verification_topology`, `.C3`, `[reviewer-a]`.
     subject: Vec<String>,
-    last_bound: Option<(u32, Span)>,
+    /// Where each value bound by a `for` is, outermost first (`None`: not in a document).
+    bound: Vec<Option<(u32, Span)>>,
     default_subject: String,
+    /// The judged document, where a rule without `for` points.
     root_span: Option<(u32, Span)>,
 }
 
@@ -49,13 +79,13 @@ impl Walk<'_, '_> {
     }
 
     fn emit(&mut self, ev: &mut Evaluator<'_>, outcome: Outcome, message: String) {
-        let location = self
-            .rule
-            .at
-            .as_ref()
-            .and_then(|at| ev.eval(at).origin.document_span())
-            .or(self.last_bound)
-            .or(self.root_span);
+        let at = self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
+        // A subject from the policy's defaults is nowhere in the document.
+        let location = match self.bound.last() {
+            _ if at.is_some() => at,
+            Some(last) => *last,
+            None => self.root_span,
+        };
         self.out.push(Finding {
             rule: self.rule.id.clone(),
             outcome,
@@ -64,13 +94,14 @@ impl Walk<'_, '_> {
             location,
             policy: Some(self.rule.loc),
             labels: Vec::new(),
+            bound: self.bound.iter().flatten().copied().collect(),
         });
     }
 
     fn clauses(&mut self, ev: &mut Evaluator<'_>, i: usize) {
         let Some(clause) = self.rule.clauses.get(i) else { return };
         match clause {
-            ClauseDef::For { pattern, domain, label } => {
+            ClauseDef::For { pattern, domain, filter, label } => {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements(&d, pattern) else {
                     // Missing is not applicable; present but unreadable is missing evidence.
@@ -81,24 +112,42 @@ impl Walk<'_, '_> {
                     }
                     return;
                 };
-                if elements.is_empty() {
-                    self.emit(ev, Outcome::NotApplicable, format!("`{}` is empty", domain.text));
-                    return;
-                }
                 let depth = self.subject.len();
-                let saved = self.last_bound;
                 if self.subject.is_empty()
                     && let Some(l) = label
                 {
                     self.subject.push(l.clone());
                 }
                 let base = self.subject.len();
-                for (n, values) in elements.into_iter().enumerate() {
-                    let labels: Vec<String> = match pattern {
-                        PatternDef::Entry(..) => {
+                let mut any = false;
+                for (n, (values, name)) in elements.into_iter().enumerate() {
+                    ev.bind(pattern, values.clone());
+                    if let Some(f) = filter {
+                        match ev.eval(f).as_truth() {
+                            Truth::True => {}
+                            Truth::False => continue,
+                            Truth::Unknown => {
+                                self.emit(
+                                    ev,
+                                    Outcome::Unknown,
+                                    format!(
+                                        "cannot tell whether an element of `{}` is a subject: `{}` is unknown",
+                                        domain.text, f.text
+                                    ),
+                                );
+                                continue;
+                            }
+                        }
+                    }
+                    any = true;
+                    let labels: Vec<String> = match (name, pattern) {
+                        (Some(name), _) => vec![name],
+                        (None, PatternDef::Entry(..)) => {
                             values[..1].iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect()
                         }
-                        _ => values.iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect(),
+                        (None, _) => {
+                            values.iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect()
+                        }
                     };
                     self.subject.truncate(base);
                     let segment = if self.subject.is_empty() {
@@ -109,12 +158,19 @@ impl Walk<'_, '_> {
                         format!("[{}]", labels.join(", "))
                     };
                     self.subject.push(segment);
-                    self.last_bound = values.last().and_then(|v| v.origin.document_span()).or(saved);
+                    self.bound.push(values.last().and_then(|v| v.origin.document_span()));
                     ev.bind(pattern, values);
                     self.clauses(ev, i + 1);
+                    self.bound.pop();
                 }
                 self.subject.truncate(depth);
-                self.last_bound = saved;
+                if !any {
+                    let why = match filter {
+                        Some(f) => format!("no element of `{}` satisfies `{}`", domain.text, f.text),
+                        None => format!("`{}` is empty", domain.text),
+                    };
+                    self.emit(ev, Outcome::NotApplicable, why);
+                }
             }
             ClauseDef::Let { slot, value } => {
                 let v = ev.eval(value);
@@ -163,7 +219,10 @@ fn missing_what(v: &Val, text: &str) -> String {
 
 pub struct Evaluator<'a> {
     pub policy: &'a Policy,
-    pub roots: &'a [Option<Val>],
+    pub single: &'a [Option<Val>],
+    pub all: &'a [Vec<(String, Val)>],
+    /// Findings of the rules evaluated before this one.
+    pub prior: &'a [Finding],
     pub env: Vec<Val>,
 }
 
@@ -179,9 +238,21 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// The bindings a pattern takes over a domain; `None` when the domain is unknown.
-    fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
+    /// The bindings a pattern takes over a domain, each with a name when the
+    /// element has one of its own (a document); `None` when the domain is unknown.
+    fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<(Vec<Val>, Option<String>)>> {
+        if let ValKind::Docs(k) = &domain.kind {
+            let docs = self.all.get(*k as usize)?;
+            return Some(docs.iter().map(|(name, v)| (vec![v.clone()], Some(name.clone()))).collect());
+        }
+        Some(self.plain_elements(domain, pattern)?.into_iter().map(|v| (v, None)).collect())
+    }
+
+    fn plain_elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
         Some(match (&domain.kind, pattern) {
+            (ValKind::List(items), PatternDef::Entry(..)) => {
+                items.iter().enumerate().map(|(i, v)| vec![Val::computed(ValKind::Int(i as i64)), v.clone()]).collect()
+            }
             (ValKind::List(items), _) => items.iter().map(|v| vec![v.clone()]).collect(),
             (ValKind::Map(entries), PatternDef::Entry(..)) => {
                 entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect()
@@ -216,7 +287,18 @@ impl<'a> Evaluator<'a> {
             ExprKind::Field(b, _) | ExprKind::Column(b, _) => vec![b],
             ExprKind::MapGet(a, b) => vec![a, b],
             ExprKind::MatrixRow(_, b) | ExprKind::Not(b) | ExprKind::Present(b) | ExprKind::Count(b) => vec![b],
-            ExprKind::Empty(b) | ExprKind::Pairs(b) | ExprKind::Lower(b) => vec![b],
+            ExprKind::Empty(b)
+            | ExprKind::Pairs(b)
+            | ExprKind::Lower(b)
+            | ExprKind::Distinct(b)
+            | ExprKind::Entries(b)
+            | ExprKind::ParseInt(b)
+            | ExprKind::Timestamp(b)
+            | ExprKind::Matches(b, _)
+            | ExprKind::Holds(_, b) => vec![b],
+            ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
+                vec![a, b]
+            }
             ExprKind::And(a, b)
             | ExprKind::Or(a, b)
             | ExprKind::Compare(_, a, b)
@@ -260,7 +342,20 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Lit(v) => v.clone(),
             ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Val::unknown),
-            ExprKind::Doc(k) => self.roots.get(*k as usize).cloned().flatten().unwrap_or_else(Val::unknown),
+            ExprKind::Doc(k) => self.single.get(*k as usize).cloned().flatten().unwrap_or_else(Val::unknown),
+            ExprKind::Docs(k) => Val::computed(V::Docs(*k)),
+            ExprKind::ListGet(list, index) => {
+                let l = self.eval(list);
+                let i = self.eval(index);
+                match (&l.kind, &i.kind) {
+                    (V::List(items), V::Int(i)) => usize::try_from(*i)
+                        .ok()
+                        .and_then(|i| items.get(i).cloned())
+                        .unwrap_or_else(|| absent_below(&l, &e.text)),
+                    _ if l.is_absent() => l,
+                    _ => Val::unknown(),
+                }
+            }
             ExprKind::Matrix(m) => Val::computed(V::Matrix(*m)),
             ExprKind::Domain(en) => Val::computed(V::Domain(*en)),
             ExprKind::Field(base, i) => {
@@ -387,13 +482,13 @@ impl<'a> Evaluator<'a> {
                     _ => Val::unknown(),
                 }
             }
-            ExprKind::Add(a, b) | ExprKind::Sub(a, b) => {
+            ExprKind::Add(a, b) | ExprKind::Sub(a, b) | ExprKind::Mul(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
                 match (&x.kind, &y.kind) {
-                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(if matches!(e.kind, ExprKind::Add(..)) {
-                        p.saturating_add(*q)
-                    } else {
-                        p.saturating_sub(*q)
+                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(match e.kind {
+                        ExprKind::Add(..) => p.saturating_add(*q),
+                        ExprKind::Sub(..) => p.saturating_sub(*q),
+                        _ => p.saturating_mul(*q),
                     })),
                     _ => Val::unknown(),
                 }
@@ -410,6 +505,7 @@ impl<'a> Evaluator<'a> {
                     V::Domain(en) => Val::computed(V::Int(
                         self.policy.enums.get(*en as usize).map_or(0, |d| d.variants.len()) as i64,
                     )),
+                    _ if c.is_absent() => c,
                     _ => Val::unknown(),
                 }
             }
@@ -428,11 +524,14 @@ impl<'a> Evaluator<'a> {
                 }
                 Val::computed(V::Int(seen.len() as i64))
             }
-            ExprKind::Empty(x) => match &self.eval(x).kind {
-                V::List(items) => Val::bool(items.is_empty()),
-                V::Map(entries) => Val::bool(entries.is_empty()),
-                _ => Val::unknown(),
-            },
+            ExprKind::Empty(x) => {
+                let c = self.eval(x);
+                match &c.kind {
+                    V::List(items) => Val::bool(items.is_empty()),
+                    V::Map(entries) => Val::bool(entries.is_empty()),
+                    _ => c,
+                }
+            }
             ExprKind::Max(a, b) | ExprKind::Min(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
                 match order(&x, &y) {
@@ -445,7 +544,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Pairs(x) => {
                 let c = self.eval(x);
-                let V::List(items) = &c.kind else { return Val::unknown() };
+                let V::List(items) = &c.kind else { return c };
                 let Some(d) = distinct(self.policy, items) else { return Val::unknown() };
                 let mut pairs = Vec::new();
                 for i in 0..d.len() {
@@ -454,6 +553,79 @@ impl<'a> Evaluator<'a> {
                     }
                 }
                 Val::computed(V::Pairs(Arc::new(pairs)))
+            }
+            ExprKind::Distinct(x) => {
+                let c = self.eval(x);
+                let V::List(items) = &c.kind else { return c };
+                match distinct(self.policy, items) {
+                    Some(d) => Val::new(V::List(Arc::new(d)), c.origin.clone()),
+                    None => Val::unknown(),
+                }
+            }
+            ExprKind::Entries(x) => {
+                let c = self.eval(x);
+                match &c.kind {
+                    V::List(items) => Val::computed(V::Int(items.len() as i64)),
+                    _ => c,
+                }
+            }
+            ExprKind::Split(s, sep) => {
+                let (v, p) = (self.eval(s), self.eval(sep));
+                match (&v.kind, &p.kind) {
+                    (V::Str(s), V::Str(p)) if !p.is_empty() => {
+                        let parts = s.split(&**p).map(|part| Val::new(V::Str(part.into()), v.origin.clone())).collect();
+                        Val::new(V::List(Arc::new(parts)), v.origin.clone())
+                    }
+                    _ if v.is_absent() => v,
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::TrimSuffix(s, suffix) => {
+                let (v, p) = (self.eval(s), self.eval(suffix));
+                match (&v.kind, &p.kind) {
+                    (V::Str(s), V::Str(p)) => {
+                        Val::new(V::Str(s.strip_suffix(&**p).unwrap_or(s).into()), v.origin.clone())
+                    }
+                    _ if v.is_absent() => v,
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::ParseInt(s) => {
+                let v = self.eval(s);
+                match &v.kind {
+                    V::Str(s) => match s.parse::<i64>() {
+                        Ok(i) => Val::new(V::Int(i), v.origin.clone()),
+                        Err(_) => Val::new(V::Absent, v.origin.clone()),
+                    },
+                    _ => v,
+                }
+            }
+            ExprKind::Timestamp(s) => {
+                let v = self.eval(s);
+                match &v.kind {
+                    V::Str(s) => match crate::time::rfc3339_seconds(s) {
+                        Some(t) => Val::new(V::Int(t), v.origin.clone()),
+                        None => Val::new(V::Absent, v.origin.clone()),
+                    },
+                    _ => v,
+                }
+            }
+            ExprKind::Matches(s, re) => {
+                let v = self.eval(s);
+                match &v.kind {
+                    V::Str(s) => Val::bool(re.0.is_match(s)),
+                    _ => Val::unknown(),
+                }
+            }
+            ExprKind::Holds(patterns, x) => {
+                let v = self.eval(x);
+                let Some(at) = v.origin.document_span() else { return Val::unknown() };
+                let broken = self.prior.iter().any(|f| {
+                    matches!(f.outcome, Outcome::Fail | Outcome::Unknown)
+                        && f.bound.contains(&at)
+                        && patterns.iter().any(|p| crate::lower::rule_matches(p, &f.rule))
+                });
+                Val::bool(!broken)
             }
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
@@ -465,9 +637,9 @@ impl<'a> Evaluator<'a> {
             ExprKind::List(items) => Val::computed(V::List(Arc::new(items.iter().map(|i| self.eval(i)).collect()))),
             ExprKind::Quant { every, pattern, domain, body } => {
                 let d = self.eval(domain);
-                let Some(elements) = self.elements(&d, pattern) else { return Val::unknown() };
+                let Some(elements) = self.elements(&d, pattern) else { return absent_below(&d, &e.text) };
                 let mut unknown = false;
-                for values in elements {
+                for (values, _) in elements {
                     self.bind(pattern, values);
                     match (self.eval(body).as_truth(), every) {
                         (Truth::False, true) => return Val::bool(false),
@@ -482,7 +654,7 @@ impl<'a> Evaluator<'a> {
                 let d = self.eval(domain);
                 let Some(elements) = self.elements(&d, pattern) else { return absent_below(&d, &e.text) };
                 let mut out = Vec::new();
-                for values in elements {
+                for (values, _) in elements {
                     self.bind(pattern, values);
                     if let Some(f) = filter {
                         match self.eval(f).as_truth() {

@@ -4,6 +4,8 @@
 //! spans, so that a change that does not alter meaning (a comment, a blank
 //! line elsewhere) can leave dependent queries untouched.
 
+use std::sync::Arc;
+
 use grail_lang::ast::{BoundKind, EnumOrder, Span};
 
 use crate::value::Val;
@@ -27,7 +29,9 @@ pub struct Policy {
     pub records: Vec<RecordDef>,
     pub documents: Vec<DocumentDef>,
     pub matrices: Vec<MatrixDef>,
+    /// In evaluation order: a rule that asks whether others `holds` comes after them.
     pub rules: Vec<RuleDef>,
+    pub layers: Vec<LayersDef>,
 }
 
 impl Policy {
@@ -41,6 +45,9 @@ impl Policy {
         for d in &self.documents {
             for c in d.checks.iter().flatten() {
                 ids.push((&c.rule, c.loc));
+            }
+            if let SelectorDef::Markdown { rule, .. } = &d.selector {
+                ids.push((&rule.rule, rule.loc));
             }
             for f in &d.forbids {
                 ids.push((&f.rule, f.loc));
@@ -57,6 +64,11 @@ impl Policy {
                 if let Some(u) = &f.unique {
                     ids.push((&u.rule, u.loc));
                 }
+            }
+        }
+        for l in &self.layers {
+            for c in l.checks.iter().flatten() {
+                ids.push((&c.rule, c.loc));
             }
         }
         for r in &self.rules {
@@ -106,11 +118,20 @@ pub struct CheckDef {
     pub loc: Loc,
 }
 
-/// Index into [`RecordDef::checks`] / [`DocumentDef::checks`].
+/// Index into [`Checks`]: which structural check a rule id reports.
 pub const CHECK_SYNTAX: usize = 0;
 pub const CHECK_DUPLICATE_KEY: usize = 1;
 pub const CHECK_UNKNOWN_KEY: usize = 2;
 pub const CHECK_TYPE: usize = 3;
+pub const CHECK_MISSING_KEY: usize = 4;
+pub const CHECK_EMPTY: usize = 5;
+pub const CHECK_LOOSEN: usize = 6;
+pub const CHECK_UNTRUSTED: usize = 7;
+pub const CHECK_ORDER: usize = 8;
+pub const CHECK_KINDS: usize = 9;
+
+/// The rule id of each structural check, where one is declared.
+pub type Checks = [Option<CheckDef>; CHECK_KINDS];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordDef {
@@ -119,7 +140,7 @@ pub struct RecordDef {
     pub identity: Option<usize>,
     pub fields: Vec<FieldDef>,
     /// Overrides of the document's structural rule ids for keys of this record.
-    pub checks: [Option<CheckDef>; 4],
+    pub checks: Checks,
     pub docs: Vec<String>,
     pub loc: Loc,
 }
@@ -137,6 +158,8 @@ pub struct FieldDef {
     /// The least value an integer (or every integer of a list or map) may take.
     pub int_min: Option<i64>,
     pub optional: bool,
+    /// A `ref` field: the record inline, or a path to a file holding it.
+    pub is_ref: bool,
     pub default: Option<DefaultDef>,
     pub bounds: Vec<BoundDef>,
     pub unique: Option<CheckDef>,
@@ -169,6 +192,11 @@ pub struct BoundDef {
 pub enum SelectorDef {
     Absent(String),
     Equals(String, String),
+    /// The fenced JSON record after the one `marker` line of a Markdown file.
+    Markdown {
+        marker: String,
+        rule: CheckDef,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -178,7 +206,9 @@ pub struct DocumentDef {
     pub selector: SelectorDef,
     /// The record of the document's top-level keys.
     pub record: RecordId,
-    pub checks: [Option<CheckDef>; 4],
+    /// The name rules use for the list of every document of this kind.
+    pub all_binder: Option<String>,
+    pub checks: Checks,
     pub forbids: Vec<ForbidDef>,
     pub docs: Vec<String>,
     pub loc: Loc,
@@ -188,6 +218,34 @@ pub struct DocumentDef {
 pub struct ForbidDef {
     pub key: String,
     pub rule: String,
+    pub loc: Loc,
+}
+
+/// A compiled regular expression; two are equal when their sources are.
+#[derive(Clone, Debug)]
+pub struct Regex(pub Arc<regex::Regex>);
+
+impl PartialEq for Regex {
+    fn eq(&self, other: &Regex) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+/// The layers of trust of a document kind, most trusted first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayersDef {
+    pub document: DocKindId,
+    /// The top-level field that names a document's layer.
+    pub key: String,
+    pub layers: Vec<String>,
+    /// The layer of a document that does not name one.
+    pub default: usize,
+    /// Per field name, the one layer that may set it.
+    pub only: Vec<(String, usize)>,
+    /// Fields every layer may set freely.
+    pub free: Vec<String>,
+    /// Rule ids for findings in lower layers (`unknown_key`, `loosen`, `untrusted`, `order`).
+    pub checks: Checks,
     pub loc: Loc,
 }
 
@@ -212,7 +270,7 @@ pub struct ColumnDef {
 pub struct RuleDef {
     pub id: String,
     pub docs: Vec<String>,
-    /// The document kinds the rule reads.
+    /// The document kinds the rule reads, the first being the one it judges.
     pub reads: Vec<DocKindId>,
     pub clauses: Vec<ClauseDef>,
     /// Where a finding points, evaluated when the outcome is known.
@@ -223,7 +281,7 @@ pub struct RuleDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClauseDef {
-    For { pattern: PatternDef, domain: Expr, label: Option<String> },
+    For { pattern: PatternDef, domain: Expr, filter: Option<Expr>, label: Option<String> },
     When { guard: Expr, reason: Option<Template> },
     Let { slot: Slot, value: Expr },
     Require { check: Expr, fail: bool, message: Template, loc: Loc },
@@ -270,12 +328,16 @@ pub enum ExprKind {
     Var(Slot),
     /// The document of a kind.
     Doc(DocKindId),
+    /// Every document of a kind in the deployment, most trusted first.
+    Docs(DocKindId),
     Matrix(MatrixId),
     Domain(EnumId),
     Field(Box<Expr>, usize),
     /// A column of a matrix row.
     Column(Box<Expr>, usize),
     MapGet(Box<Expr>, Box<Expr>),
+    /// The entry of a list at an index (absent out of range).
+    ListGet(Box<Expr>, Box<Expr>),
     MatrixRow(MatrixId, Box<Expr>),
     Not(Box<Expr>),
     And(Box<Expr>, Box<Expr>),
@@ -288,6 +350,7 @@ pub enum ExprKind {
     Concat(Box<Expr>, Box<Expr>),
     Add(Box<Expr>, Box<Expr>),
     Sub(Box<Expr>, Box<Expr>),
+    Mul(Box<Expr>, Box<Expr>),
     Present(Box<Expr>),
     Count(Box<Expr>),
     CountBy {
@@ -299,7 +362,23 @@ pub enum ExprKind {
     Max(Box<Expr>, Box<Expr>),
     Min(Box<Expr>, Box<Expr>),
     Pairs(Box<Expr>),
+    /// The first entry of every distinct identity.
+    Distinct(Box<Expr>),
+    /// The number of entries, duplicates included (for positional data).
+    Entries(Box<Expr>),
     Lower(Box<Expr>),
+    /// A string cut at every occurrence of a separator.
+    Split(Box<Expr>, Box<Expr>),
+    /// A string without one trailing occurrence of a suffix.
+    TrimSuffix(Box<Expr>, Box<Expr>),
+    /// A string read as an integer (absent if it is not one).
+    ParseInt(Box<Expr>),
+    /// An RFC 3339 timestamp as seconds since the epoch (absent if malformed).
+    Timestamp(Box<Expr>),
+    /// Whether a string matches a regular expression (compiled when lowering).
+    Matches(Box<Expr>, Regex),
+    /// Whether no finding of the matching rules failed or is unknown for a subject.
+    Holds(Vec<String>, Box<Expr>),
     List(Vec<Expr>),
     Quant {
         every: bool,

@@ -11,9 +11,11 @@ pub mod diagnostic;
 pub mod document;
 pub mod eval;
 pub mod hir;
+pub mod layers;
 pub mod line_index;
 pub mod lower;
 pub mod suggest;
+pub mod time;
 pub mod value;
 
 /// The shipped guardrail library, embedded at build time.

@@ -2,7 +2,7 @@
 //! expand functions. Every problem is a located [`PolicyDiagnostic`]; lowering
 //! goes on past errors so that one mistake does not hide the next.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use grail_lang::ast::{self, EnumOrder, Span};
@@ -27,6 +27,7 @@ pub fn lower(files: &[&ast::SourceFile]) -> Lowered {
     lw.lower_enums(files);
     lw.lower_matrices(files);
     lw.lower_schemas(files);
+    lw.lower_layers(files);
     lw.lower_rules(files);
     Lowered { policy: lw.policy, diagnostics: lw.diagnostics }
 }
@@ -49,6 +50,8 @@ struct Lowerer {
     globals: HashMap<String, (Global, Loc)>,
     /// Document binders (`binding`) to their kind.
     binders: HashMap<String, DocKindId>,
+    /// Binders of every document of a kind (`bindings`).
+    all_binders: HashMap<String, DocKindId>,
     /// Where each rule id is declared.
     rule_ids: HashMap<String, Loc>,
 }
@@ -84,8 +87,21 @@ impl Lowerer {
                         records += 1;
                         documents += 1;
                         self.declare_binder(&d.binder, f as u32, documents - 1);
+                        if let Some(all) = &d.all_binder {
+                            let loc = Loc { file: f as u32, span: all.span };
+                            if self.binders.contains_key(&all.text)
+                                || self.all_binders.insert(all.text.clone(), documents - 1).is_some()
+                            {
+                                self.error(
+                                    "duplicate-name",
+                                    loc,
+                                    format!("two document kinds are both named `{}` in rules", all.text),
+                                );
+                            }
+                        }
                         Global::Document(documents - 1)
                     }
+                    ast::Item::Layers(_) => continue,
                     ast::Item::Matrix(_) => {
                         matrices += 1;
                         Global::Matrix(matrices - 1)
@@ -128,7 +144,7 @@ impl Lowerer {
 
     /// Every name `lookup` could have meant, for suggestions.
     fn global_names(&self) -> Vec<&str> {
-        self.globals.keys().chain(self.binders.keys()).map(String::as_str).collect()
+        self.globals.keys().chain(self.binders.keys()).chain(self.all_binders.keys()).map(String::as_str).collect()
     }
 
     fn unknown_name(&mut self, loc: Loc, what: &str, name: &str, candidates: &[&str]) {
@@ -264,6 +280,17 @@ impl Lowerer {
         match t {
             ast::TypeExpr::Named(n) => (self.named_type(n, file, true), None),
             ast::TypeExpr::Int { min, .. } => (Ty::Int, *min),
+            ast::TypeExpr::Ref(name, _) => match self.named_type(name, file, true) {
+                t @ (Ty::Record(_) | Ty::Error) => (t, None),
+                _ => {
+                    self.error(
+                        "type-mismatch",
+                        Loc { file, span: name.span },
+                        format!("`ref` needs a record, not `{}`", name.text),
+                    );
+                    (Ty::Error, None)
+                }
+            },
             ast::TypeExpr::List(elem, _) => {
                 let (e, min) = self.type_expr(elem, file);
                 (Ty::List(Box::new(e)), min)
@@ -539,14 +566,19 @@ impl Lowerer {
         }
     }
 
-    fn checks(&mut self, checks: &[ast::CheckRule], file: u32) -> [Option<CheckDef>; 4] {
-        let mut out: [Option<CheckDef>; 4] = Default::default();
+    fn checks(&mut self, checks: &[ast::CheckRule], file: u32) -> Checks {
+        let mut out: Checks = Default::default();
         for c in checks {
             let i = match c.kind {
                 ast::CheckKind::Syntax => CHECK_SYNTAX,
                 ast::CheckKind::DuplicateKey => CHECK_DUPLICATE_KEY,
                 ast::CheckKind::UnknownKey => CHECK_UNKNOWN_KEY,
                 ast::CheckKind::Type => CHECK_TYPE,
+                ast::CheckKind::MissingKey => CHECK_MISSING_KEY,
+                ast::CheckKind::Empty => CHECK_EMPTY,
+                ast::CheckKind::Loosen => CHECK_LOOSEN,
+                ast::CheckKind::Untrusted => CHECK_UNTRUSTED,
+                ast::CheckKind::Order => CHECK_ORDER,
             };
             let loc = Loc { file, span: c.span };
             if out[i].is_some() {
@@ -578,12 +610,17 @@ impl Lowerer {
         let selector = match &d.selector {
             ast::Selector::Absent(k) => SelectorDef::Absent(k.text.clone()),
             ast::Selector::Equals(k, v) => SelectorDef::Equals(k.text.clone(), v.text.clone()),
+            ast::Selector::Markdown { marker, rule } => SelectorDef::Markdown {
+                marker: marker.text.clone(),
+                rule: CheckDef { rule: rule.text.clone(), loc: Loc { file, span: rule.span } },
+            },
         };
         self.policy.documents.push(DocumentDef {
             name: d.name.text.clone(),
             binder: d.binder.text.clone(),
             selector,
             record,
+            all_binder: d.all_binder.as_ref().map(|n| n.text.clone()),
             checks,
             forbids,
             docs: d.docs.clone(),
@@ -598,6 +635,7 @@ impl Lowerer {
             ty,
             int_min,
             optional: field.optional || field.default.is_some(),
+            is_ref: matches!(field.ty, ast::TypeExpr::Ref(..)),
             default: None,
             bounds: Vec::new(),
             unique: None,
@@ -699,17 +737,140 @@ impl Lowerer {
         def.unique = unique;
     }
 
+    // ------------------------------------------------------------ layers
+
+    fn lower_layers(&mut self, files: &[&ast::SourceFile]) {
+        for (f, file) in files.iter().enumerate() {
+            let f = f as u32;
+            for item in &file.items {
+                let ast::Item::Layers(l) = item else { continue };
+                let loc = Loc { file: f, span: l.document.span };
+                let Some(Global::Document(doc)) = self.globals.get(&l.document.text).map(|g| g.0) else {
+                    let names: Vec<String> = self.policy.documents.iter().map(|d| d.name.clone()).collect();
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    self.unknown_name(loc, "document kind", &l.document.text, &names);
+                    continue;
+                };
+                if self.policy.layers.iter().any(|x| x.document == doc) {
+                    self.error("duplicate-name", loc, format!("`{}` has its layers declared twice", l.document.text));
+                    continue;
+                }
+                let record = self.policy.documents[doc as usize].record;
+                let field_names: Vec<String> =
+                    self.policy.records[record as usize].fields.iter().map(|x| x.name.clone()).collect();
+                let check_field = |lw: &mut Lowerer, n: &ast::Name| {
+                    if !field_names.contains(&n.text) {
+                        let names: Vec<&str> = field_names.iter().map(String::as_str).collect();
+                        lw.unknown_name(
+                            Loc { file: f, span: n.span },
+                            &format!("field:{}", l.document.text),
+                            &n.text,
+                            &names,
+                        );
+                    }
+                };
+                check_field(self, &l.key);
+                let mut layers: Vec<String> = Vec::new();
+                let mut default = None;
+                for layer in &l.layers {
+                    let lloc = Loc { file: f, span: layer.name.span };
+                    if layers.contains(&layer.name.text) {
+                        self.error("duplicate-name", lloc, format!("layer `{}` is declared twice", layer.name.text));
+                        continue;
+                    }
+                    if layer.default {
+                        if default.is_some() {
+                            self.error("duplicate-name", lloc, "two layers are marked `default`");
+                        }
+                        default = Some(layers.len());
+                    }
+                    layers.push(layer.name.text.clone());
+                }
+                // The key's enumeration, if it has one, names exactly the declared layers.
+                if let Some(fi) = self.policy.records[record as usize].field(&l.key.text)
+                    && let Ty::Enum(e) = self.policy.records[record as usize].fields[fi].ty
+                {
+                    let variants = self.policy.enums[e as usize].variants.clone();
+                    for layer in &l.layers {
+                        if !variants.contains(&layer.name.text) {
+                            let name = self.policy.enums[e as usize].name.clone();
+                            self.error(
+                                "unknown-variant",
+                                Loc { file: f, span: layer.name.span },
+                                format!("`{}` is not a variant of `{name}`", layer.name.text),
+                            );
+                        }
+                    }
+                }
+                let Some(default) = default else {
+                    self.error(
+                        "missing-check",
+                        loc,
+                        format!("no layer of `{}` is marked `default`", l.document.text),
+                    )
+                    .help = Some("mark the layer of a document that names none: `layer security default`".into());
+                    continue;
+                };
+                let mut only = Vec::new();
+                for (layer, fields) in &l.only {
+                    let Some(i) = layers.iter().position(|x| *x == layer.text) else {
+                        let names: Vec<&str> = layers.iter().map(String::as_str).collect();
+                        self.unknown_name(Loc { file: f, span: layer.span }, "layer", &layer.text, &names);
+                        continue;
+                    };
+                    for field in fields {
+                        check_field(self, field);
+                        only.push((field.text.clone(), i));
+                    }
+                }
+                for field in &l.free {
+                    check_field(self, field);
+                }
+                let checks = self.checks(&l.checks, f);
+                for (i, kind) in [
+                    (CHECK_LOOSEN, "loosen"),
+                    (CHECK_UNTRUSTED, "untrusted"),
+                    (CHECK_UNKNOWN_KEY, "unknown_key"),
+                    (CHECK_ORDER, "order"),
+                ] {
+                    if checks[i].is_none() {
+                        self.error(
+                            "missing-check",
+                            loc,
+                            format!(
+                                "the layers of `{}` do not say which rule reports `{kind}` findings",
+                                l.document.text
+                            ),
+                        )
+                        .help = Some(format!("add `on {kind} rule <id>`"));
+                    }
+                }
+                self.policy.layers.push(LayersDef {
+                    document: doc,
+                    key: l.key.text.clone(),
+                    layers,
+                    default,
+                    only,
+                    free: l.free.iter().map(|n| n.text.clone()).collect(),
+                    checks,
+                    loc,
+                });
+            }
+        }
+    }
+
     // ------------------------------------------------------------ rules
 
     fn lower_rules(&mut self, files: &[&ast::SourceFile]) {
+        let mut lowered = Vec::new();
         for (f, file) in files.iter().enumerate() {
             for item in &file.items {
                 if let ast::Item::Rule(r) = item {
-                    let rule = RuleLowerer::new(self, files, f as u32).rule(r);
-                    self.policy.rules.push(rule);
+                    lowered.push(RuleLowerer::new(self, files, f as u32).rule(r));
                 }
             }
         }
+        self.policy.rules = self.evaluation_order(lowered);
         // Structural rule ids may not be taken by a `rule` too.
         let structural: Vec<(String, Loc)> = {
             let p = &self.policy;
@@ -736,6 +897,55 @@ impl Lowerer {
     }
 }
 
+impl Lowerer {
+    /// Orders rules so that a rule asking whether others `holds` runs after
+    /// them; a cycle is an error (the rules stay in declaration order).
+    fn evaluation_order(&mut self, rules: Vec<(RuleDef, Vec<String>)>) -> Vec<RuleDef> {
+        let ids: Vec<String> = rules.iter().map(|(r, _)| r.id.clone()).collect();
+        let deps: Vec<Vec<usize>> = rules
+            .iter()
+            .map(|(_, patterns)| {
+                (0..ids.len()).filter(|&j| patterns.iter().any(|p| rule_matches(p, &ids[j]))).collect()
+            })
+            .collect();
+        let mut order = Vec::new();
+        let mut state = vec![0u8; rules.len()]; // 0 new, 1 visiting, 2 done
+        fn visit(i: usize, deps: &[Vec<usize>], state: &mut [u8], order: &mut Vec<usize>) -> Option<usize> {
+            match state[i] {
+                2 => return None,
+                1 => return Some(i),
+                _ => {}
+            }
+            state[i] = 1;
+            for &d in &deps[i] {
+                if let Some(c) = visit(d, deps, state, order) {
+                    return Some(c);
+                }
+            }
+            state[i] = 2;
+            order.push(i);
+            None
+        }
+        for i in 0..rules.len() {
+            if let Some(c) = visit(i, &deps, &mut state, &mut order) {
+                let loc = rules[c].0.loc;
+                self.error("rule-cycle", loc, format!("rule `{}` depends on itself through `holds`", ids[c]));
+                return rules.into_iter().map(|(r, _)| r).collect();
+            }
+        }
+        let mut slots: Vec<Option<RuleDef>> = rules.into_iter().map(|(r, _)| Some(r)).collect();
+        order.into_iter().filter_map(|i| slots[i].take()).collect()
+    }
+}
+
+/// Whether a rule id matches a pattern: the id itself, or `prefix.*`.
+pub fn rule_matches(pattern: &str, id: &str) -> bool {
+    match pattern.strip_suffix(".*") {
+        Some(prefix) => id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.')),
+        None => pattern == id,
+    }
+}
+
 /// Lowers one rule, expanding the functions it calls.
 struct RuleLowerer<'a> {
     lw: &'a mut Lowerer,
@@ -743,7 +953,9 @@ struct RuleLowerer<'a> {
     file: u32,
     scope: Vec<(String, Slot, Ty)>,
     slots: u32,
-    reads: BTreeSet<DocKindId>,
+    reads: Vec<DocKindId>,
+    /// Rule patterns named by `holds`: this rule runs after them.
+    after: Vec<String>,
     /// Functions being expanded, innermost last.
     expanding: Vec<String>,
     /// Quantifier variables of the rule's own `require`, for its message.
@@ -759,7 +971,8 @@ impl<'a> RuleLowerer<'a> {
             file,
             scope: Vec::new(),
             slots: 0,
-            reads: BTreeSet::new(),
+            reads: Vec::new(),
+            after: Vec::new(),
             expanding: Vec::new(),
             witnesses: Vec::new(),
             record_witnesses: false,
@@ -770,7 +983,7 @@ impl<'a> RuleLowerer<'a> {
         Loc { file: self.file, span }
     }
 
-    fn rule(mut self, r: &ast::RuleDecl) -> RuleDef {
+    fn rule(mut self, r: &ast::RuleDecl) -> (RuleDef, Vec<String>) {
         let errors_before = self.lw.diagnostics.len();
         let mut clauses = Vec::new();
         let mut at = None;
@@ -780,11 +993,12 @@ impl<'a> RuleLowerer<'a> {
                 self.lw.error("clause-order", self.loc(clause.span()), "only `at` may follow `require`");
             }
             match clause {
-                ast::Clause::For { pattern, domain, .. } => {
+                ast::Clause::For { pattern, domain, filter, .. } => {
                     let label = doc_path(domain, &self.lw.binders);
                     let (d, ty) = self.expr(domain);
                     let pattern = self.bind(pattern, &ty, domain.span);
-                    clauses.push(ClauseDef::For { pattern, domain: d, label });
+                    let filter = filter.as_ref().map(|f| self.boolean(f));
+                    clauses.push(ClauseDef::For { pattern, domain: d, filter, label });
                 }
                 ast::Clause::When { guard, reason, .. } => {
                     let guard = self.boolean(guard);
@@ -828,15 +1042,16 @@ impl<'a> RuleLowerer<'a> {
         if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
             self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text));
         }
-        RuleDef {
+        let rule = RuleDef {
             id: r.id.text.clone(),
             docs: r.docs.clone(),
-            reads: self.reads.into_iter().collect(),
+            reads: self.reads,
             clauses,
             at,
             slots: self.slots,
             loc: Loc { file: self.file, span: r.id.span },
-        }
+        };
+        (rule, self.after)
     }
 
     fn fresh(&mut self) -> Slot {
@@ -886,6 +1101,7 @@ impl<'a> RuleLowerer<'a> {
             (ast::Pattern::One(_), Ty::Domain(e)) => (Ty::Enum(*e), None),
             (ast::Pattern::One(_), Ty::Map(k, _)) => ((**k).clone(), None),
             (ast::Pattern::Entry(..), Ty::Map(k, v)) => ((**k).clone(), Some((**v).clone())),
+            (ast::Pattern::Entry(..), Ty::List(t)) => (Ty::Int, Some((**t).clone())),
             (ast::Pattern::Pair(..), Ty::Pairs(t)) => ((**t).clone(), Some((**t).clone())),
             _ => {
                 let what = match pattern {
@@ -1000,6 +1216,33 @@ impl<'a> RuleLowerer<'a> {
                         let (i, _) = self.coerced(index, &k);
                         (ExprKind::MapGet(b, Box::new(i)), *v)
                     }
+                    Ty::Record(r) => match &index.kind {
+                        ast::ExprKind::Lit(ast::Literal::Str(name, span)) => {
+                            let rec = &self.lw.policy.records[r as usize];
+                            match rec.field(name) {
+                                Some(i) => {
+                                    let ty = rec.fields[i].ty.clone();
+                                    (ExprKind::Field(b, i), ty)
+                                }
+                                None => {
+                                    let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
+                                    let what = format!("field:{}", rec.name);
+                                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                                    self.lw.unknown_name(self.loc(*span), &what, name, &names);
+                                    (ExprKind::Lit(Val::unknown()), Ty::Error)
+                                }
+                            }
+                        }
+                        _ => {
+                            self.mismatch(index.span, "a record is indexed by a field name in quotes".into());
+                            (ExprKind::Lit(Val::unknown()), Ty::Error)
+                        }
+                    },
+                    Ty::List(t) => {
+                        let (i, it) = self.expr(index);
+                        self.expect(&it, &Ty::Int, index);
+                        (ExprKind::ListGet(b, Box::new(i)), *t)
+                    }
                     Ty::Matrix(m) => {
                         let key = self.lw.policy.matrices[m as usize].key_enum;
                         let (i, _) = self.coerced(index, &Ty::Enum(key));
@@ -1081,9 +1324,18 @@ impl<'a> RuleLowerer<'a> {
             return (ExprKind::Var(*slot), ty.clone());
         }
         if let Some(&doc) = self.lw.binders.get(&n.text) {
-            self.reads.insert(doc);
+            if !self.reads.contains(&doc) {
+                self.reads.push(doc);
+            }
             let record = self.lw.policy.documents[doc as usize].record;
             return (ExprKind::Doc(doc), Ty::Record(record));
+        }
+        if let Some(&doc) = self.lw.all_binders.get(&n.text) {
+            if !self.reads.contains(&doc) {
+                self.reads.push(doc);
+            }
+            let record = self.lw.policy.documents[doc as usize].record;
+            return (ExprKind::Docs(doc), Ty::List(Box::new(Ty::Record(record))));
         }
         match self.lw.globals.get(&n.text).map(|g| g.0) {
             Some(Global::Matrix(m)) => return (ExprKind::Matrix(m), Ty::Matrix(m)),
@@ -1242,13 +1494,18 @@ impl<'a> RuleLowerer<'a> {
                 self.comparable(&at, &bt, e);
                 (ExprKind::Concat(Box::new(x), Box::new(y)), if at == Ty::Error { bt } else { at })
             }
-            B::Add | B::Sub => {
+            B::Add | B::Sub | B::Mul => {
                 let (x, at) = self.expr(a);
                 let (y, bt) = self.expr(b);
                 self.expect(&at, &Ty::Int, a);
                 self.expect(&bt, &Ty::Int, b);
                 let (x, y) = (Box::new(x), Box::new(y));
-                (if op == B::Add { ExprKind::Add(x, y) } else { ExprKind::Sub(x, y) }, Ty::Int)
+                let kind = match op {
+                    B::Add => ExprKind::Add(x, y),
+                    B::Sub => ExprKind::Sub(x, y),
+                    _ => ExprKind::Mul(x, y),
+                };
+                (kind, Ty::Int)
             }
         }
     }
@@ -1381,13 +1638,109 @@ impl<'a> RuleLowerer<'a> {
                 let (x, y) = (Box::new(x), Box::new(y));
                 (if name.text == "max" { ExprKind::Max(x, y) } else { ExprKind::Min(x, y) }, at)
             }
-            "lower" => {
+            "lower" | "int" | "timestamp" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
                 }
                 let (x, t) = self.boxed(&args[0]);
                 self.expect(&t, &Ty::Str, &args[0]);
-                (ExprKind::Lower(x), Ty::Str)
+                match name.text.as_str() {
+                    "lower" => (ExprKind::Lower(x), Ty::Str),
+                    "int" => (ExprKind::ParseInt(x), Ty::Int),
+                    _ => (ExprKind::Timestamp(x), Ty::Int),
+                }
+            }
+            "split" | "trim_suffix" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                let (y, u) = self.boxed(&args[1]);
+                self.expect(&t, &Ty::Str, &args[0]);
+                self.expect(&u, &Ty::Str, &args[1]);
+                if name.text == "split" {
+                    (ExprKind::Split(x, y), Ty::List(Box::new(Ty::Str)))
+                } else {
+                    (ExprKind::TrimSuffix(x, y), Ty::Str)
+                }
+            }
+            "matches" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                self.expect(&t, &Ty::Str, &args[0]);
+                let ast::ExprKind::Lit(ast::Literal::Str(source, span)) = &args[1].kind else {
+                    self.mismatch(args[1].span, "`matches` takes its pattern as a string literal".into());
+                    return unknown;
+                };
+                match regex::Regex::new(source) {
+                    Ok(re) => (ExprKind::Matches(x, Regex(Arc::new(re))), Ty::Bool),
+                    Err(e) => {
+                        let message = e.to_string().lines().last().unwrap_or("").trim().to_string();
+                        self.lw.error(
+                            "bad-regex",
+                            self.loc(*span),
+                            format!("`{source}` is not a regular expression: {}", message.to_lowercase()),
+                        );
+                        unknown
+                    }
+                }
+            }
+            "distinct" | "entries" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                let Ty::List(elem) = &t else {
+                    if t != Ty::Error {
+                        let t = self.ty_name(&t);
+                        self.mismatch(args[0].span, format!("`{}` needs a list, not `{t}`", name.text));
+                    }
+                    return unknown;
+                };
+                if name.text == "entries" {
+                    return (ExprKind::Entries(x), Ty::Int);
+                }
+                if !self.lw.has_identity(elem) {
+                    let t = self.ty_name(elem);
+                    self.lw
+                        .error(
+                            "count-identity",
+                            loc,
+                            format!("`distinct` keeps one entry per identity, and `{t}` declares none"),
+                        )
+                        .help = Some(format!("declare `identity FIELD` on `{t}`"));
+                }
+                (ExprKind::Distinct(x), t.clone())
+            }
+            "holds" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (ast::ExprKind::List(items) | ast::ExprKind::Set(items)) = &args[0].kind else {
+                    self.mismatch(
+                        args[0].span,
+                        "`holds` takes a list of rule ids in quotes, e.g. `[\"probe.*\"]`".into(),
+                    );
+                    return unknown;
+                };
+                let mut patterns = Vec::new();
+                for item in items {
+                    let ast::ExprKind::Lit(ast::Literal::Str(p, span)) = &item.kind else {
+                        self.mismatch(item.span, "a rule id in quotes, or a prefix such as `\"probe.*\"`".into());
+                        continue;
+                    };
+                    let known: Vec<String> = self.lw.rule_ids.keys().cloned().collect();
+                    if !known.iter().any(|id| rule_matches(p, id)) {
+                        let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                        self.lw.unknown_name(self.loc(*span), "rule", p, &names);
+                    }
+                    patterns.push(p.clone());
+                }
+                let (x, _) = self.boxed(&args[1]);
+                self.after.extend(patterns.iter().cloned());
+                (ExprKind::Holds(patterns, x), Ty::Bool)
             }
             _ => self.expand(name, args, loc),
         }
@@ -1398,8 +1751,7 @@ impl<'a> RuleLowerer<'a> {
     fn expand(&mut self, name: &ast::Name, args: &[ast::Expr], loc: Loc) -> (ExprKind, Ty) {
         let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
         let Some((Global::Fn(file, index), _)) = self.lw.globals.get(&name.text).copied() else {
-            let mut candidates: Vec<String> =
-                ["present", "absent", "count", "pairs", "empty", "max", "min", "lower"].map(String::from).to_vec();
+            let mut candidates: Vec<String> = BUILTINS.map(String::from).to_vec();
             candidates.extend(
                 self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()),
             );
@@ -1444,6 +1796,26 @@ impl<'a> RuleLowerer<'a> {
         (body.kind, ty)
     }
 }
+
+/// The functions every policy has.
+const BUILTINS: [&str; 16] = [
+    "present",
+    "absent",
+    "count",
+    "pairs",
+    "distinct",
+    "entries",
+    "empty",
+    "max",
+    "min",
+    "lower",
+    "int",
+    "timestamp",
+    "split",
+    "trim_suffix",
+    "matches",
+    "holds",
+];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {
     match (a, b) {

@@ -54,6 +54,8 @@ pub enum ValKind {
     Row(MatrixId, u32),
     Domain(EnumId),
     Pairs(Arc<Vec<(Val, Val)>>),
+    /// Every document of a kind in the deployment.
+    Docs(crate::hir::DocKindId),
 }
 
 /// A three-valued truth.
@@ -194,6 +196,9 @@ impl Val {
             },
             ValKind::Domain(e) => policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
             ValKind::Pairs(p) => format!("{} pairs", p.len()),
+            ValKind::Docs(k) => {
+                policy.documents.get(*k as usize).map(|d| format!("every `{}`", d.name)).unwrap_or_default()
+            }
         }
     }
 
@@ -204,7 +209,7 @@ impl Val {
                 let id = policy.records.get(*r as usize)?.identity?;
                 Some(fields.get(id)?.display(policy))
             }
-            ValKind::Absent | ValKind::List(_) | ValKind::Map(_) | ValKind::Pairs(_) => None,
+            ValKind::Absent | ValKind::List(_) | ValKind::Map(_) | ValKind::Pairs(_) | ValKind::Docs(_) => None,
             _ => Some(self.display(policy)),
         }
     }

@@ -31,7 +31,16 @@ fn the_language_reference_examples_compile() {
     let problems: Vec<String> = compiled
         .diagnostics
         .iter()
-        .map(|d| format!("block {}: {} {} at {:?}: {:?}", d.loc.file, d.code, d.message, d.loc.span, &blocks[d.loc.file as usize].get(d.loc.span.start..d.loc.span.end)))
+        .map(|d| {
+            format!(
+                "block {}: {} {} at {:?}: {:?}",
+                d.loc.file,
+                d.code,
+                d.message,
+                d.loc.span,
+                &blocks[d.loc.file as usize].get(d.loc.span.start..d.loc.span.end)
+            )
+        })
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(compiled.policy.rules.len() >= 3);

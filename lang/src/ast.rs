@@ -58,6 +58,7 @@ pub enum Item {
     Matrix(MatrixDecl),
     Fn(FnDecl),
     Rule(RuleDecl),
+    Layers(LayersDecl),
 }
 
 impl Item {
@@ -69,6 +70,7 @@ impl Item {
             Item::Matrix(d) => d.span,
             Item::Fn(d) => d.span,
             Item::Rule(d) => d.span,
+            Item::Layers(d) => d.span,
         }
     }
 
@@ -81,6 +83,7 @@ impl Item {
             Item::Matrix(d) => &d.name,
             Item::Fn(d) => &d.name,
             Item::Rule(d) => &d.id,
+            Item::Layers(d) => &d.document,
         }
     }
 }
@@ -112,7 +115,17 @@ pub enum CheckKind {
     Syntax,
     DuplicateKey,
     UnknownKey,
+    /// A required key that is missing (reported under `type` when not named).
+    MissingKey,
     Type,
+    /// A deployment in which no document of the kind was found.
+    Empty,
+    /// Layers: a lower layer loosens a value.
+    Loosen,
+    /// Layers: a lower layer sets what only a higher one may.
+    Untrusted,
+    /// Layers: two documents of one layer.
+    Order,
 }
 
 impl CheckKind {
@@ -121,7 +134,12 @@ impl CheckKind {
             CheckKind::Syntax => "syntax",
             CheckKind::DuplicateKey => "duplicate_key",
             CheckKind::UnknownKey => "unknown_key",
+            CheckKind::MissingKey => "missing_key",
             CheckKind::Type => "type",
+            CheckKind::Empty => "empty",
+            CheckKind::Loosen => "loosen",
+            CheckKind::Untrusted => "untrusted",
+            CheckKind::Order => "order",
         }
     }
 }
@@ -157,6 +175,12 @@ pub struct RecordDecl {
 pub enum Selector {
     Absent(Name),
     Equals(Name, Name),
+    /// A fenced record after the one marker line of a Markdown file; the rule
+    /// reports a missing, repeated or unfenced marker.
+    Markdown {
+        marker: Name,
+        rule: Name,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +189,8 @@ pub struct DocumentDecl {
     pub name: Name,
     /// The name rules use for a document of this kind.
     pub binder: Name,
+    /// The name rules use for the list of every document of this kind.
+    pub all_binder: Option<Name>,
     pub selector: Selector,
     pub checks: Vec<CheckRule>,
     pub forbids: Vec<Forbid>,
@@ -187,16 +213,24 @@ pub struct Field {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TypeExpr {
     Named(Name),
-    Int { min: Option<i64>, span: Span },
+    Int {
+        min: Option<i64>,
+        span: Span,
+    },
     List(Box<TypeExpr>, Span),
     Map(Name, Box<TypeExpr>, Span),
+    /// A record inline, or a path to a file holding one.
+    Ref(Name, Span),
 }
 
 impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Named(n) => n.span,
-            TypeExpr::Int { span, .. } | TypeExpr::List(_, span) | TypeExpr::Map(_, _, span) => *span,
+            TypeExpr::Int { span, .. }
+            | TypeExpr::List(_, span)
+            | TypeExpr::Map(_, _, span)
+            | TypeExpr::Ref(_, span) => *span,
         }
     }
 }
@@ -254,6 +288,30 @@ pub struct Row {
     pub span: Span,
 }
 
+/// `layers of Binding by layer { layer security default ... }`: the layers of
+/// trust of a document kind, most trusted first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayersDecl {
+    pub docs: Vec<String>,
+    /// The document kind layered.
+    pub document: Name,
+    /// The top-level key a document names its layer with.
+    pub key: Name,
+    pub layers: Vec<LayerDecl>,
+    /// `only security sets a, b`: fields only that layer may set.
+    pub only: Vec<(Name, Vec<Name>)>,
+    /// `any layer sets a, b`: fields every layer may set freely.
+    pub free: Vec<Name>,
+    pub checks: Vec<CheckRule>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerDecl {
+    pub name: Name,
+    pub default: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FnDecl {
     pub docs: Vec<String>,
@@ -279,7 +337,7 @@ pub enum Outcome {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Clause {
-    For { pattern: Pattern, domain: Expr, span: Span },
+    For { pattern: Pattern, domain: Expr, filter: Option<Expr>, span: Span },
     When { guard: Expr, reason: Option<Template>, span: Span },
     Let { name: Name, value: Expr, span: Span },
     Require { check: Expr, outcome: Outcome, message: Template, span: Span },
@@ -367,6 +425,7 @@ pub enum BinOp {
     Concat,
     Add,
     Sub,
+    Mul,
 }
 
 impl BinOp {
@@ -388,6 +447,7 @@ impl BinOp {
             BinOp::Concat => "++",
             BinOp::Add => "+",
             BinOp::Sub => "-",
+            BinOp::Mul => "*",
         }
     }
 }

@@ -204,7 +204,14 @@ fn describe(rule: Rule) -> Option<&'static str> {
         | Rule::looser
         | Rule::concat
         | Rule::add
-        | Rule::sub => "an operator",
+        | Rule::sub
+        | Rule::mul => "an operator",
+        Rule::layers_decl => "an item",
+        Rule::layer_line => "`layer`",
+        Rule::only_line => "`only`",
+        Rule::free_line => "`any layer sets`",
+        Rule::markdown_selector => "`in markdown after`",
+        Rule::ref_type => "a type",
         Rule::EOI => "the end of the item",
         Rule::enum_decl
         | Rule::record_decl
@@ -235,6 +242,7 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
         .op(Op::infix(Rule::add, Assoc::Left)
             | Op::infix(Rule::sub, Assoc::Left)
             | Op::infix(Rule::concat, Assoc::Left))
+        .op(Op::infix(Rule::mul, Assoc::Left))
         .op(Op::postfix(Rule::field_access) | Op::postfix(Rule::index))
 });
 
@@ -272,6 +280,7 @@ impl Builder {
             Rule::document_decl => Item::Document(self.document_decl(pair)),
             Rule::matrix_decl => Item::Matrix(self.matrix_decl(pair)),
             Rule::fn_decl => Item::Fn(self.fn_decl(pair)),
+            Rule::layers_decl => Item::Layers(self.layers_decl(pair)),
             _ => Item::Rule(self.rule_decl(pair)),
         }
     }
@@ -310,6 +319,11 @@ impl Builder {
             Some("syntax") => CheckKind::Syntax,
             Some("duplicate_key") => CheckKind::DuplicateKey,
             Some("unknown_key") => CheckKind::UnknownKey,
+            Some("missing_key") => CheckKind::MissingKey,
+            Some("empty") => CheckKind::Empty,
+            Some("loosen") => CheckKind::Loosen,
+            Some("untrusted") => CheckKind::Untrusted,
+            Some("order") => CheckKind::Order,
             _ => CheckKind::Type,
         };
         let rule = self.name(it.next().expect("rule id"));
@@ -340,8 +354,17 @@ impl Builder {
         let docs = self.docs(&mut it);
         let name = self.name(it.next().expect("document name"));
         let binder = self.name(it.next().expect("binder"));
-        let selector = {
-            let mut s = it.next().expect("selector").into_inner();
+        let all_binder =
+            it.next_if(|p| p.as_rule() == Rule::all_binder).and_then(|p| p.into_inner().next()).map(|n| self.name(n));
+        let selector = it.next().expect("selector");
+        let selector = if selector.as_rule() == Rule::markdown_selector {
+            let mut s = selector.into_inner();
+            let marker = s.next().expect("marker");
+            let marker = Name { text: unescape(string_body(&marker)), span: self.span(&marker) };
+            let rule = self.name(s.next().expect("rule id"));
+            Selector::Markdown { marker, rule }
+        } else {
+            let mut s = selector.into_inner();
             let key = self.name(s.next().expect("selector key"));
             match s.next() {
                 Some(v) if v.as_rule() == Rule::string => {
@@ -351,8 +374,17 @@ impl Builder {
                 _ => Selector::Absent(key),
             }
         };
-        let mut decl =
-            DocumentDecl { docs, name, binder, selector, checks: vec![], forbids: vec![], fields: vec![], span };
+        let mut decl = DocumentDecl {
+            docs,
+            name,
+            binder,
+            all_binder,
+            selector,
+            checks: vec![],
+            forbids: vec![],
+            fields: vec![],
+            span,
+        };
         for p in it {
             match p.as_rule() {
                 Rule::check_rule => decl.checks.push(self.check_rule(p)),
@@ -427,6 +459,7 @@ impl Builder {
                 let elem = self.type_expr(inner.into_inner().next().expect("element type"));
                 TypeExpr::List(Box::new(elem), span)
             }
+            Rule::ref_type => TypeExpr::Ref(self.name(inner.into_inner().next().expect("record")), span),
             Rule::int_type => {
                 let min = inner.into_inner().find(|p| p.as_rule() == Rule::int).map(|p| parse_int(p.as_str()));
                 TypeExpr::Int { min, span }
@@ -474,6 +507,33 @@ impl Builder {
         }
     }
 
+    fn layers_decl(&self, pair: Pair<'_, Rule>) -> LayersDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let document = self.name(it.next().expect("document kind"));
+        let key = self.name(it.next().expect("layer key"));
+        let mut decl =
+            LayersDecl { docs, document, key, layers: vec![], only: vec![], free: vec![], checks: vec![], span };
+        for p in it {
+            match p.as_rule() {
+                Rule::check_rule => decl.checks.push(self.check_rule(p)),
+                Rule::layer_line => {
+                    let mut l = p.into_inner();
+                    let name = self.name(l.next().expect("layer name"));
+                    decl.layers.push(LayerDecl { name, default: l.next().is_some() });
+                }
+                Rule::only_line => {
+                    let mut l = p.into_inner();
+                    let layer = self.name(l.next().expect("layer"));
+                    decl.only.push((layer, l.map(|f| self.name(f)).collect()));
+                }
+                _ => decl.free.extend(p.into_inner().map(|f| self.name(f))),
+            }
+        }
+        decl
+    }
+
     fn fn_decl(&self, pair: Pair<'_, Rule>) -> FnDecl {
         let span = self.span(&pair);
         let mut it = pair.into_inner().peekable();
@@ -508,7 +568,8 @@ impl Builder {
             Rule::for_clause => {
                 let pattern = self.pattern(it.next().expect("pattern"));
                 let domain = self.expr(it.next().expect("domain"));
-                Clause::For { pattern, domain, span }
+                let filter = it.next().map(|f| self.expr(f));
+                Clause::For { pattern, domain, filter, span }
             }
             Rule::when_clause => {
                 let guard = self.expr(it.next().expect("guard"));
@@ -595,6 +656,7 @@ impl Builder {
                     Rule::looser => BinOp::LooserThan,
                     Rule::concat => BinOp::Concat,
                     Rule::add => BinOp::Add,
+                    Rule::mul => BinOp::Mul,
                     _ => BinOp::Sub,
                 };
                 let span = lhs.span.join(rhs.span);

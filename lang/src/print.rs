@@ -21,6 +21,7 @@ fn precedence(op: BinOp) -> u8 {
         | BinOp::LooserThan => 4,
         BinOp::Coalesce => 5,
         BinOp::Add | BinOp::Sub | BinOp::Concat => 6,
+        BinOp::Mul => 7,
     }
 }
 

@@ -1,0 +1,289 @@
+//! Layers of trust: documents of one kind, each naming its layer, merged into
+//! one effective document. The most trusted layer sets what it likes; a lower
+//! layer sets only the fields every layer may set, and otherwise may only
+//! tighten: a value with an order (a `tightest_first` enumeration, a bounded
+//! int or bool) at least as tight as the effective value above it. Everything
+//! else it tries is refused with a finding, and the value above stands.
+
+use std::sync::Arc;
+
+use grail_lang::ast::BoundKind;
+
+use crate::conform::tight_enough;
+use crate::diagnostic::{Finding, Outcome};
+use crate::hir::*;
+use crate::value::{Origin, Val, ValKind};
+
+pub struct Layering<'a> {
+    pub policy: &'a Policy,
+    pub layers: &'a LayersDef,
+    /// The name (path) of an input.
+    pub names: &'a dyn Fn(usize) -> String,
+}
+
+/// Merges the documents `(input, layer, root)` over `base` (the kind's
+/// defaults). Returns the effective document, the documents in trust order,
+/// and the findings of refused values and misordered layers.
+pub fn merge(
+    l: &Layering<'_>,
+    base: Val,
+    mut docs: Vec<(usize, usize, Val)>,
+) -> (Val, Vec<(usize, Val)>, Vec<Finding>) {
+    docs.sort_by_key(|(_, layer, _)| *layer);
+    let mut m = Merger { l, findings: Vec::new(), layer_of_doc: Vec::new(), layer: 0 };
+    let record = l.policy.documents[l.layers.document as usize].record;
+    let mut merged = base;
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    let mut ordered = Vec::new();
+    for (input, layer, root) in docs {
+        m.layer_of_doc.push((input as u32, layer));
+        if let Some((first, _)) = seen.iter().find(|(_, x)| *x == layer) {
+            let name = &l.layers.layers[layer];
+            let at = key_span(l, &root).or_else(|| root.origin.document_span());
+            m.findings.push(Finding {
+                rule: check_rule(l, CHECK_ORDER),
+                outcome: Outcome::Fail,
+                subject: (l.names)(input),
+                message: format!(
+                    "layer `{name}` is named by two documents, `{}` and `{}`; the second is not read",
+                    (l.names)(*first),
+                    (l.names)(input)
+                ),
+                location: at,
+                policy: l.layers.checks[CHECK_ORDER].as_ref().map(|c| c.loc),
+                labels: Vec::new(),
+                bound: Vec::new(),
+            });
+            continue;
+        }
+        seen.push((input, layer));
+        m.layer = layer;
+        merged = m.top(&merged, &root, record);
+        ordered.push((input, root));
+    }
+    (merged, ordered, m.findings)
+}
+
+fn check_rule(l: &Layering<'_>, check: usize) -> String {
+    l.layers.checks[check].as_ref().map(|c| c.rule.clone()).unwrap_or_else(|| "layer".into())
+}
+
+/// Where a document names its layer.
+fn key_span(l: &Layering<'_>, root: &Val) -> Option<(u32, grail_lang::ast::Span)> {
+    let record = &l.policy.records[l.policy.documents[l.layers.document as usize].record as usize];
+    let ValKind::Record(_, fields) = &root.kind else { return None };
+    fields.get(record.field(&l.layers.key)?)?.origin.document_span()
+}
+
+struct Merger<'a, 'b> {
+    l: &'a Layering<'b>,
+    findings: Vec<Finding>,
+    layer_of_doc: Vec<(u32, usize)>,
+    /// The layer of the document being merged.
+    layer: usize,
+}
+
+/// A value the document itself set (not a default, not missing, not invalid).
+fn set_by_document(v: &Val) -> bool {
+    matches!(v.origin, Origin::Document { .. }) && !v.is_absent()
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+impl Merger<'_, '_> {
+    fn layer_name(&self, layer: usize) -> &str {
+        self.l.layers.layers.get(layer).map(String::as_str).unwrap_or("?")
+    }
+
+    /// Who set a value: "layer `security`" or "the shipped default".
+    fn setter(&self, v: &Val) -> String {
+        match &v.origin {
+            Origin::Document { doc, .. } => match self.layer_of_doc.iter().find(|(d, _)| d == doc) {
+                Some((_, layer)) => format!("layer `{}`", self.layer_name(*layer)),
+                None => "a document".into(),
+            },
+            Origin::Policy(_) => "the shipped default".into(),
+            _ => "nothing".into(),
+        }
+    }
+
+    fn refuse(&mut self, check: usize, over: &Val, base: Option<&Val>, path: &str, message: String) {
+        let mut labels = Vec::new();
+        if let Some(b) = base
+            && let Some((d, s)) = b.origin.document_span()
+        {
+            labels.push((d, s, format!("set by {}", self.setter(b))));
+        }
+        self.findings.push(Finding {
+            rule: check_rule(self.l, check),
+            outcome: Outcome::Fail,
+            subject: path.into(),
+            message,
+            location: over.origin.document_span(),
+            policy: self.l.layers.checks[check].as_ref().map(|c| c.loc),
+            labels,
+            bound: Vec::new(),
+        });
+    }
+
+    fn top(&mut self, base: &Val, over: &Val, record: RecordId) -> Val {
+        let def = &self.l.policy.records[record as usize];
+        let (ValKind::Record(_, bf), ValKind::Record(_, of)) = (&base.kind, &over.kind) else { return base.clone() };
+        let mut out: Vec<Val> = bf.to_vec();
+        for (i, field) in def.fields.iter().enumerate() {
+            let (Some(b), Some(o)) = (bf.get(i), of.get(i)) else { continue };
+            if !matches!(o.origin, Origin::Document { .. }) || o.is_absent() || field.name == self.l.layers.key {
+                continue;
+            }
+            if self.layer == 0 || self.l.layers.free.contains(&field.name) {
+                out[i] = o.clone();
+                continue;
+            }
+            if let Some((_, only)) = self.l.layers.only.iter().find(|(f, _)| *f == field.name) {
+                if *only == self.layer {
+                    out[i] = o.clone();
+                } else {
+                    let message = format!(
+                        "`{}` may be set only by layer `{}`; layer `{}` may not set it",
+                        field.name,
+                        self.layer_name(*only),
+                        self.layer_name(self.layer)
+                    );
+                    self.refuse(CHECK_UNTRUSTED, o, None, &field.name, message);
+                }
+                continue;
+            }
+            out[i] = self.tighten(b, o, &field.ty, field, &field.name, &mut Vec::new());
+        }
+        Val::new(ValKind::Record(record, Arc::new(out)), base.origin.clone())
+    }
+
+    /// The value `field` takes where nothing sets it, under the enclosing keys.
+    fn default_for(&self, field: &FieldDef, keys: &[(EnumId, u32)]) -> Option<Val> {
+        match field.default.as_ref()? {
+            DefaultDef::Value(v) => Some(v.clone()),
+            DefaultDef::Column { matrix, column, .. } => {
+                let m = &self.l.policy.matrices[*matrix as usize];
+                let (_, v) = keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;
+                m.cells.get(*v as usize)?.get(*column).cloned()
+            }
+        }
+    }
+
+    /// How tightness is judged for a value of `ty` in `field`, if at all.
+    fn order(&self, ty: &Ty, field: &FieldDef) -> Option<BoundKind> {
+        match ty {
+            Ty::Enum(e) if self.l.policy.enums[*e as usize].order == grail_lang::ast::EnumOrder::TightestFirst => {
+                Some(BoundKind::Floor)
+            }
+            Ty::Int | Ty::Bool => field.bounds.first().map(|b| b.kind),
+            _ => None,
+        }
+    }
+
+    fn tighten(
+        &mut self,
+        base: &Val,
+        over: &Val,
+        ty: &Ty,
+        field: &FieldDef,
+        path: &str,
+        keys: &mut Vec<(EnumId, u32)>,
+    ) -> Val {
+        if !set_by_document(over) {
+            return base.clone();
+        }
+        match (ty, &over.kind) {
+            (Ty::Record(r), ValKind::Record(_, of)) => {
+                let def = &self.l.policy.records[*r as usize];
+                let bf: Vec<Val> = match &base.kind {
+                    ValKind::Record(_, bf) => bf.to_vec(),
+                    _ => def
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            self.default_for(f, keys)
+                                .unwrap_or_else(|| Val::missing(&join(path, &f.name), None, Default::default()))
+                        })
+                        .collect(),
+                };
+                let mut out = bf.clone();
+                for (i, f) in def.fields.iter().enumerate() {
+                    if let (Some(b), Some(o)) = (bf.get(i), of.get(i)) {
+                        out[i] = self.tighten(b, o, &f.ty, f, &join(path, &f.name), keys);
+                    }
+                }
+                let origin = if base.is_absent() { over.origin.clone() } else { base.origin.clone() };
+                Val::new(ValKind::Record(*r, Arc::new(out)), origin)
+            }
+            (Ty::Map(_, vt), ValKind::Map(oe)) => {
+                let mut entries: Vec<(Val, Val)> = match &base.kind {
+                    ValKind::Map(be) => be.to_vec(),
+                    _ => Vec::new(),
+                };
+                for (k, v) in oe.iter() {
+                    if !set_by_document(k) {
+                        continue;
+                    }
+                    let pushed = if let ValKind::Enum(e, x) = k.kind {
+                        keys.push((e, x));
+                        true
+                    } else {
+                        false
+                    };
+                    let here = join(path, &k.display(self.l.policy));
+                    let at = entries.iter().position(|(bk, _)| bk.same(k) == Some(true));
+                    let b = match at {
+                        Some(j) => entries[j].1.clone(),
+                        None => self
+                            .default_for(field, keys)
+                            .unwrap_or_else(|| Val::missing(&here, None, Default::default())),
+                    };
+                    let merged = self.tighten(&b, v, vt, field, &here, keys);
+                    match at {
+                        Some(j) => entries[j].1 = merged,
+                        None => entries.push((k.clone(), merged)),
+                    }
+                    if pushed {
+                        keys.pop();
+                    }
+                }
+                let origin = if base.is_absent() && !matches!(base.kind, ValKind::Map(_)) {
+                    over.origin.clone()
+                } else {
+                    base.origin.clone()
+                };
+                Val::new(ValKind::Map(Arc::new(entries)), origin)
+            }
+            _ => {
+                let Some(kind) = self.order(ty, field) else {
+                    let message = format!(
+                        "layer `{}` sets `{path}`, which has no order to tighten along; only layer `{}` may set it",
+                        self.layer_name(self.layer),
+                        self.layer_name(0)
+                    );
+                    self.refuse(CHECK_UNTRUSTED, over, None, path, message);
+                    return base.clone();
+                };
+                let reference = if base.is_absent() { self.default_for(field, keys) } else { Some(base.clone()) };
+                let Some(reference) = reference.filter(|r| !r.is_absent()) else { return over.clone() };
+                match tight_enough(over, &reference, kind) {
+                    Some(false) => {
+                        let message = format!(
+                            "layer `{}` sets `{path}` to `{}`, looser than `{}` from {}; a lower layer may only tighten",
+                            self.layer_name(self.layer),
+                            over.display(self.l.policy),
+                            reference.display(self.l.policy),
+                            self.setter(&reference)
+                        );
+                        self.refuse(CHECK_LOOSEN, over, Some(&reference), path, message);
+                        reference
+                    }
+                    _ => over.clone(),
+                }
+            }
+        }
+    }
+}
