@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod check;
 mod policy;
 mod render;
+mod test;
 
 /// grail states and checks the guardrails of autonomous software delivery.
 ///
@@ -42,6 +43,33 @@ enum Command {
     ///   grail check --policy my-policies/ binding.json
     #[command(verbatim_doc_comment)]
     Check(CheckArgs),
+    /// Run the fixture pairs that live next to the policy, in `tests/<rule id>/`.
+    ///
+    /// `fail.*` (or a folder `fail/` checked as one deployment) must make the
+    /// rule fire with the outcome it declares; `pass.*` must make it pass; the
+    /// twins must differ in one line. Prints one line per failing case and a
+    /// closing `N passed, M failed`. Exit status: 0 when every case holds (and,
+    /// with --coverage, every rule is both fired and passed by some case),
+    /// 1 otherwise, 2 when the policy does not compile.
+    ///
+    /// Examples:
+    ///   grail test --coverage
+    ///   grail test --policy my-policies/ --verbose
+    #[command(verbatim_doc_comment)]
+    Test(TestArgs),
+}
+
+#[derive(clap::Args)]
+struct TestArgs {
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// Report, per rule, whether some case fires it and some case passes it; fail if one lacks either.
+    #[arg(long)]
+    coverage: bool,
+    /// List every case, not only the failing ones.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(clap::Args)]
@@ -86,6 +114,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Test(args) => test::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -295,7 +295,8 @@ impl<'a> Evaluator<'a> {
             | ExprKind::ParseInt(b)
             | ExprKind::Timestamp(b)
             | ExprKind::Matches(b, _)
-            | ExprKind::Holds(_, b) => vec![b],
+            | ExprKind::Holds(_, b)
+            | ExprKind::Reason(b) => vec![b],
             ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
                 vec![a, b]
             }
@@ -616,6 +617,16 @@ impl<'a> Evaluator<'a> {
                     V::Str(s) => Val::bool(re.0.is_match(s)),
                     _ => Val::unknown(),
                 }
+            }
+            ExprKind::Reason(x) => {
+                let v = self.eval(x);
+                let text = match &v.origin {
+                    _ if !v.is_absent() => "present".to_string(),
+                    Origin::Missing { what, .. } => format!("`{what}` is absent"),
+                    Origin::Document { .. } => "the value is invalid".to_string(),
+                    _ => "it is unknown".to_string(),
+                };
+                Val::computed(V::Str(text.into()))
             }
             ExprKind::Holds(patterns, x) => {
                 let v = self.eval(x);

@@ -377,6 +377,8 @@ pub enum ExprKind {
     Timestamp(Box<Expr>),
     /// Whether a string matches a regular expression (compiled when lowering).
     Matches(Box<Expr>, Regex),
+    /// Why a value is absent: what is missing, and why a file was not read.
+    Reason(Box<Expr>),
     /// Whether no finding of the matching rules failed or is unknown for a subject.
     Holds(Vec<String>, Box<Expr>),
     List(Vec<Expr>),

@@ -134,10 +134,18 @@ impl Merger<'_, '_> {
         let mut out: Vec<Val> = bf.to_vec();
         for (i, field) in def.fields.iter().enumerate() {
             let (Some(b), Some(o)) = (bf.get(i), of.get(i)) else { continue };
-            if !matches!(o.origin, Origin::Document { .. }) || o.is_absent() || field.name == self.l.layers.key {
+            if !matches!(o.origin, Origin::Document { .. }) || field.name == self.l.layers.key {
                 continue;
             }
-            if self.layer == 0 || self.l.layers.free.contains(&field.name) {
+            // The most trusted layer's invalid value stays invalid: rules see it as unknown.
+            if self.layer == 0 || (self.l.layers.free.contains(&field.name) && !o.is_absent()) {
+                out[i] = o.clone();
+                continue;
+            }
+            if o.is_absent() {
+                continue;
+            }
+            if self.l.layers.free.contains(&field.name) {
                 out[i] = o.clone();
                 continue;
             }

@@ -1687,6 +1687,13 @@ impl<'a> RuleLowerer<'a> {
                     }
                 }
             }
+            "reason" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, _) = self.boxed(&args[0]);
+                (ExprKind::Reason(x), Ty::Str)
+            }
             "distinct" | "entries" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
@@ -1798,7 +1805,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 16] = [
+const BUILTINS: [&str; 17] = [
     "present",
     "absent",
     "count",
@@ -1815,6 +1822,7 @@ const BUILTINS: [&str; 16] = [
     "trim_suffix",
     "matches",
     "holds",
+    "reason",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {

@@ -29,7 +29,7 @@ pub struct Parsed {
 }
 
 /// The words that start a top-level item. An item starts in column 0.
-pub const ITEM_KEYWORDS: [&str; 6] = ["enum", "record", "document", "matrix", "fn", "rule"];
+pub const ITEM_KEYWORDS: [&str; 7] = ["enum", "record", "document", "matrix", "fn", "rule", "layers"];
 
 /// Parses a whole file, recovering at every top-level item.
 pub fn parse(text: &str) -> Parsed {

@@ -1,0 +1,293 @@
+//! `grail test`: the fixtures that live next to a policy, in
+//! `tests/<rule id>/`, and the coverage they give.
+//!
+//! A case is `fail.<ext>` (or a folder `fail/`) that must make the rule fire
+//! with the outcome it declares (FAIL, or UNKNOWN for a rule that reports
+//! missing evidence), and `pass.<ext>` (or `pass/`) that must make it pass.
+//! `fail-NAME` pairs with `pass-NAME`. A folder is one deployment: every
+//! document in it, except the files another one names through a `ref`. The two
+//! twins of a pair must differ in one line: a fixture pair shows what one
+//! change does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::check::{self, Attachment, Input, is_markdown};
+use crate::diagnostic::{Finding, Outcome};
+use crate::document::{self, Limits, Node, SyntaxError};
+use crate::hir::{ClauseDef, Policy};
+
+/// A file of the policy's folder: its path relative to the folder, and its text.
+pub struct File<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+}
+
+/// One fixture: a document (or folder of documents) and what it must do to a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub rule: String,
+    /// `fail` or `pass`, with its suffix: `fail`, `pass-dup`.
+    pub name: String,
+    pub fires: bool,
+    /// The files of the case: one, or the files of its folder.
+    pub files: Vec<String>,
+}
+
+/// What running a case showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseResult {
+    pub case: Case,
+    /// `None` when the case holds; otherwise what went wrong.
+    pub problem: Option<String>,
+    /// Every outcome of the case's rule.
+    pub outcomes: Vec<Outcome>,
+}
+
+/// Per rule: whether some case made it fire and some made it pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub fires: bool,
+    pub passes: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TestReport {
+    pub results: Vec<CaseResult>,
+    /// Pairs whose twins differ in more than one line, and folders that name no rule.
+    pub problems: Vec<String>,
+    pub coverage: BTreeMap<String, Coverage>,
+}
+
+impl TestReport {
+    pub fn failed(&self) -> usize {
+        self.results.iter().filter(|r| r.problem.is_some()).count() + self.problems.len()
+    }
+
+    /// Rules without a case that fires them or one that passes them.
+    pub fn uncovered(&self) -> Vec<(&str, &Coverage)> {
+        self.coverage.iter().filter(|(_, c)| !c.fires || !c.passes).map(|(r, c)| (r.as_str(), c)).collect()
+    }
+}
+
+/// The outcome a rule's failing fixture must produce: UNKNOWN for a rule
+/// that reports missing evidence, FAIL for every other.
+pub fn violation_outcome(policy: &Policy, rule: &str) -> Outcome {
+    let declares_unknown = policy
+        .rules
+        .iter()
+        .filter(|r| r.id == rule)
+        .any(|r| r.clauses.iter().any(|c| matches!(c, ClauseDef::Require { fail: false, .. })));
+    if declares_unknown { Outcome::Unknown } else { Outcome::Fail }
+}
+
+/// Finds the cases among a policy folder's files.
+pub fn discover(files: &[File<'_>]) -> Vec<Case> {
+    let mut cases: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for f in files {
+        let Some(rest) = f.path.strip_prefix("tests/") else { continue };
+        let mut parts = rest.splitn(3, '/');
+        let (Some(rule), Some(name)) = (parts.next(), parts.next()) else { continue };
+        let inner = parts.next();
+        let stem = match inner {
+            // tests/<rule>/<case>/<file>: a folder case
+            Some(_) => name.to_string(),
+            None => match name.rsplit_once('.') {
+                Some((stem, _)) => stem.to_string(),
+                None => continue,
+            },
+        };
+        if !(stem == "fail" || stem == "pass" || stem.starts_with("fail-") || stem.starts_with("pass-")) {
+            continue;
+        }
+        cases.entry((rule.to_string(), stem)).or_default().push(f.path.to_string());
+    }
+    cases.into_iter().map(|((rule, name), files)| Case { fires: name.starts_with("fail"), rule, name, files }).collect()
+}
+
+/// Runs every case against the policy and measures coverage of `rules`.
+pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>]) -> TestReport {
+    let cases = discover(files);
+    let mut report = TestReport::default();
+    for rule in rules {
+        report.coverage.insert(rule.clone(), Coverage::default());
+    }
+    let known: BTreeSet<&str> = rules.iter().map(String::as_str).collect();
+    let mut unknown_rules = BTreeSet::new();
+    for case in &cases {
+        if !known.contains(case.rule.as_str()) {
+            unknown_rules.insert(case.rule.clone());
+            continue;
+        }
+        let findings = run_case(policy, case, files);
+        // Coverage counts what any case shows of any rule.
+        for f in &findings {
+            if let Some(c) = report.coverage.get_mut(&f.rule) {
+                match f.outcome {
+                    Outcome::Fail | Outcome::Unknown => c.fires = true,
+                    Outcome::Pass => c.passes = true,
+                    Outcome::NotApplicable => {}
+                }
+            }
+        }
+        let outcomes: Vec<Outcome> = findings.iter().filter(|f| f.rule == case.rule).map(|f| f.outcome).collect();
+        let problem = judge(policy, case, &findings);
+        report.results.push(CaseResult { case: case.clone(), problem, outcomes });
+    }
+    for rule in unknown_rules {
+        report.problems.push(format!("tests/{rule}/ names no rule of the policy"));
+    }
+    for case in cases.iter().filter(|c| c.fires) {
+        let twin_name = case.name.replacen("fail", "pass", 1);
+        let Some(twin) = cases.iter().find(|c| c.rule == case.rule && c.name == twin_name) else {
+            report.problems.push(format!("tests/{}/{}: no twin `{twin_name}`", case.rule, case.name));
+            continue;
+        };
+        let lines = twin_distance(case, twin, files);
+        if lines > 1 {
+            report.problems.push(format!(
+                "tests/{}/{} and {twin_name} differ in {lines} lines; twins differ in one",
+                case.rule, case.name
+            ));
+        }
+    }
+    report
+}
+
+/// Why a case does not hold, if it does not.
+fn judge(policy: &Policy, case: &Case, findings: &[Finding]) -> Option<String> {
+    let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == case.rule).collect();
+    let describe = || {
+        if mine.is_empty() {
+            return "no outcome at all".to_string();
+        }
+        mine.iter()
+            .map(|f| {
+                let message = if f.message.is_empty() { String::new() } else { format!(": {}", f.message) };
+                format!("{} {}{message}", f.outcome.as_str(), f.subject)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if case.fires {
+        let want = violation_outcome(policy, &case.rule);
+        if !mine.iter().any(|f| f.outcome == want) {
+            return Some(format!("expected {} for {}, got {}", want.as_str(), case.rule, describe()));
+        }
+    } else if mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        || !mine.iter().any(|f| f.outcome == Outcome::Pass)
+    {
+        return Some(format!("expected {} to pass, got {}", case.rule, describe()));
+    }
+    None
+}
+
+fn file<'a>(files: &'a [File<'a>], path: &str) -> Option<&'a File<'a>> {
+    files.iter().find(|f| f.path == path)
+}
+
+fn load(f: &File<'_>) -> Option<Result<Node, SyntaxError>> {
+    if is_markdown(f.path) {
+        return None;
+    }
+    let format = document::format_for_path(f.path).unwrap_or(document::Format::Yaml);
+    Some(document::load(f.text, format, &Limits::default()))
+}
+
+/// `a/b/../c` as `a/c`; `None` if it climbs out.
+fn normalise(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Checks a case's documents as one deployment, with the files they name attached.
+pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>]) -> Vec<Finding> {
+    let members: Vec<&File<'_>> = case.files.iter().filter_map(|p| file(files, p)).collect();
+    let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
+    // The files some member names through a `ref` are attachments, not documents.
+    let mut named: Vec<(usize, String, String)> = Vec::new();
+    for (i, f) in members.iter().enumerate() {
+        let input = Input { path: f.path, text: f.text, loaded: loaded[i].as_ref() };
+        let folder = f.path.rsplit_once('/').map_or("", |(d, _)| d);
+        for r in check::references(policy, &input) {
+            let target = normalise(&format!("{folder}/{r}")).unwrap_or_default();
+            named.push((i, r, target));
+        }
+    }
+    let documents: Vec<usize> =
+        (0..members.len()).filter(|i| !named.iter().any(|(_, _, t)| t == members[*i].path)).collect();
+    let inputs: Vec<Input<'_>> = documents
+        .iter()
+        .map(|&i| Input { path: members[i].path, text: members[i].text, loaded: loaded[i].as_ref() })
+        .collect();
+    let mut extra: Vec<(String, Result<Node, SyntaxError>)> = Vec::new();
+    for (_, _, target) in &named {
+        if !extra.iter().any(|(p, _)| p == target)
+            && let Some(f) = file(files, target)
+            && let Some(l) = load(f)
+        {
+            extra.push((target.clone(), l));
+        }
+    }
+    let mut attachments = Vec::new();
+    for (from, written, target) in &named {
+        let Some(at) = documents.iter().position(|d| d == from) else { continue };
+        let read = match check::path_leaves_folder(written) {
+            Some(reason) => Err(reason.to_string()),
+            None => match extra.iter().position(|(p, _)| p == target) {
+                Some(k) => Ok(((inputs.len() + k) as u32, &extra[k].1)),
+                None => Err("cannot be read: no such file".to_string()),
+            },
+        };
+        attachments.push(Attachment { from: at, path: written, read });
+    }
+    check::check(policy, &inputs, &attachments)
+}
+
+/// How many lines differ between two twins (files matched by name).
+fn twin_distance(a: &Case, b: &Case, files: &[File<'_>]) -> usize {
+    let rel = |case: &Case, path: &str| -> String {
+        let prefix = format!("tests/{}/{}", case.rule, case.name);
+        path.strip_prefix(&prefix).unwrap_or(path).trim_start_matches(['/', '.']).to_string()
+    };
+    let mut names: BTreeSet<String> = a.files.iter().map(|p| rel(a, p)).collect();
+    names.extend(b.files.iter().map(|p| rel(b, p)));
+    let text = |case: &Case, name: &str| -> &str {
+        case.files.iter().find(|p| rel(case, p) == name).and_then(|p| file(files, p)).map_or("", |f| f.text)
+    };
+    names.iter().map(|n| differing_lines(text(a, n), text(b, n))).sum()
+}
+
+/// The lines that differ after the common first and last lines, on the longer side.
+fn differing_lines(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    (a.len() - prefix - suffix).max(b.len() - prefix - suffix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn twins_one_line_apart() {
+        assert_eq!(differing_lines("a\nb\nc\n", "a\nB\nc\n"), 1);
+        assert_eq!(differing_lines("a\nc\n", "a\nb\nc\n"), 1);
+        assert_eq!(differing_lines("a\nb\nc\n", "x\nb\ny\n"), 3);
+    }
+
+    #[test]
+    fn paths_normalise_inside_the_folder() {
+        assert_eq!(normalise("tests/r/fail/./probes/../t.json").as_deref(), Some("tests/r/fail/t.json"));
+        assert_eq!(normalise("../x"), None);
+    }
+}
