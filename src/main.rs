@@ -10,6 +10,8 @@ use camino::Utf8PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod check;
+mod documents;
+mod explain;
 mod policy;
 mod render;
 mod test;
@@ -57,6 +59,47 @@ enum Command {
     ///   grail test --policy my-policies/ --verbose
     #[command(verbatim_doc_comment)]
     Test(TestArgs),
+    /// Explain a check: each finding with its derivation, and the effective state.
+    ///
+    /// For every FAIL and UNKNOWN (or the rule named with --rule), the clauses
+    /// the rule went through, the values they read and where each came from
+    /// (file:line and layer, or the shipped policy). Then the effective value
+    /// of every cell of the classes involved: where it was set, the floor or
+    /// ceiling that bounds it, lower-layer values refused, and a value demoted
+    /// to the shipped one because a gate failed. For a passing binding it says
+    /// what was established and what remains UNKNOWN.
+    ///
+    /// Examples:
+    ///   grail explain examples/bindings/auto-merge-demoted.yaml
+    ///   grail explain --class C4 examples/bindings/identical-checkers.yaml
+    ///   grail explain --rule topology.checker_count --verbose org.yaml
+    #[command(verbatim_doc_comment)]
+    Explain(ExplainArgs),
+}
+
+#[derive(clap::Args)]
+struct ExplainArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// Explain only this rule's outcomes (every outcome, passes included).
+    #[arg(long, value_name = "ID")]
+    rule: Option<String>,
+    /// Explain only what concerns this key (a work class such as `C3`), and show its effective state.
+    #[arg(long, value_name = "KEY")]
+    class: Option<String>,
+    /// A document checked with every FILE without being one of them (see `check --binding`).
+    #[arg(long, value_name = "FILE")]
+    binding: Vec<Utf8PathBuf>,
+    /// How to print the explanation.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// The whole derivation: every outcome, every value read, every cell.
+    #[arg(long, short)]
+    verbose: bool,
+    /// The documents to explain, read together as one deployment.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<Utf8PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -115,6 +158,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Test(args) => test::run(&args),
+        Command::Explain(args) => explain::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -57,7 +57,22 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
 /// Every outcome for a deployment. Document `i` of the findings is input `i`;
 /// attachments have the indices their [`Attachment::read`] gives.
 pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Vec<Finding> {
+    run(policy, inputs, attachments, false).findings
+}
+
+/// What checking a deployment established.
+pub struct Run {
+    pub findings: Vec<Finding>,
+    /// Per document kind, the document rules read (a layered kind's merged one).
+    pub single: Vec<Option<Val>>,
+    /// The layer of each input of a layered kind.
+    pub layers: Vec<(u32, String)>,
+}
+
+/// Checks a deployment; with `trace`, every rule finding carries its derivation.
+pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>], trace: bool) -> Run {
     let mut findings = Vec::new();
+    let mut layer_names = Vec::new();
     let kinds = policy.documents.len();
     // Per kind: (input index, layer, conformed root).
     let mut by_kind: Vec<Vec<(usize, usize, Val)>> = vec![Vec::new(); kinds];
@@ -74,6 +89,9 @@ pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_
         };
         let layering = policy.layers.iter().find(|l| l.document == kind);
         let layer = layering.map_or(0, |l| layer_of(l, &node));
+        if let Some(l) = layering {
+            layer_names.push((i as u32, l.layers.get(layer).cloned().unwrap_or_default()));
+        }
         let none = Checks::default();
         // Below the most trusted layer, an unknown key is the layer's finding.
         let overrides = match layering {
@@ -147,20 +165,21 @@ pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_
             policy: Some(check.loc),
             labels: Vec::new(),
             bound: Vec::new(),
+            trace: Vec::new(),
         });
     }
 
     let roots = Roots { single: &single, all: &all };
     for rule in &policy.rules {
         let mut out = Vec::new();
-        evaluate_rule(policy, rule, &roots, &findings, &mut out);
+        evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
         findings.extend(out);
     }
     findings.sort_by(|a, b| {
         let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
         pos(a).cmp(&pos(b)).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
     });
-    findings
+    Run { findings, single, layers: layer_names }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

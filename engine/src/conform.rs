@@ -95,6 +95,7 @@ pub(crate) fn structural(check: Option<&CheckDef>, subject: &str, message: Strin
         policy: check.map(|c| c.loc),
         labels: Vec::new(),
         bound: Vec::new(),
+        trace: Vec::new(),
     }
 }
 
@@ -167,6 +168,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
                         policy: Some(loc),
                         labels: vec![],
                         bound: vec![],
+                        trace: Vec::new(),
                     });
                 }
                 let mut passed: Vec<(&String, &Option<Span>)> =
@@ -191,6 +193,7 @@ fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> F
         policy: Some(loc),
         labels: vec![],
         bound: vec![],
+        trace: Vec::new(),
     }
 }
 
@@ -292,6 +295,7 @@ impl Cx<'_, '_> {
                             policy: Some(f.loc),
                             labels: vec![],
                             bound: vec![],
+                            trace: Vec::new(),
                         });
                     }
                     self.forbidden(&e.value, forbidden, &here);
@@ -658,6 +662,7 @@ impl Cx<'_, '_> {
                 policy: Some(b.loc),
                 labels: vec![],
                 bound: vec![],
+                trace: Vec::new(),
             });
         }
     }

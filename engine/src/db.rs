@@ -9,6 +9,7 @@ use grail_lang::Parsed;
 use crate::check;
 use crate::diagnostic::{Finding, PolicyDiagnostic, Severity};
 use crate::document::{self, Format, Limits, Node, SyntaxError};
+use crate::explain::Explanation;
 use crate::hir::{Loc, Policy};
 use crate::lower::lower;
 
@@ -165,13 +166,12 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
-#[salsa::tracked(returns(ref))]
-pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
-    let compiled = compile_policy(db, set);
+/// The inputs and attachments of a deployment, as the checker takes them.
+fn assemble<'db>(
+    db: &'db dyn salsa::Database,
+    deployment: Deployment,
+) -> (Vec<SourceText>, Vec<check::Input<'db>>, Vec<check::Attachment<'db>>) {
     let mut documents = deployment.documents(db).clone();
-    if compiled.has_errors() {
-        return Report { documents, findings: Vec::new() };
-    }
     let inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
     let mut attached = Vec::new();
     let mut extra = Vec::new();
@@ -192,9 +192,37 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
         };
         attached.push(check::Attachment { from, path: &a.path, read });
     }
-    let findings = check::check(&compiled.policy, &inputs, &attached);
     documents.extend(extra);
+    (documents, inputs, attached)
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
+    let compiled = compile_policy(db, set);
+    let (documents, inputs, attached) = assemble(db, deployment);
+    if compiled.has_errors() {
+        return Report { documents, findings: Vec::new() };
+    }
+    let findings = check::check(&compiled.policy, &inputs, &attached);
     Report { documents, findings }
+}
+
+/// A deployment explained: the documents findings point into, and the explanation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explained {
+    pub documents: Vec<SourceText>,
+    pub explanation: Explanation,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Explained {
+    let compiled = compile_policy(db, set);
+    let (documents, inputs, attached) = assemble(db, deployment);
+    if compiled.has_errors() {
+        return Explained { documents, explanation: Explanation::default() };
+    }
+    let explanation = crate::explain::explain(&compiled.policy, &inputs, &attached);
+    Explained { documents, explanation }
 }
 
 /// The engine's database.

@@ -85,6 +85,40 @@ pub struct Finding {
     /// Where the values the subject was bound to are: the chain of `for`
     /// bindings, outermost first (for `holds`).
     pub bound: Vec<(u32, Span)>,
+    /// How the outcome was derived, clause by clause (only when explaining).
+    pub trace: Vec<Step>,
+}
+
+/// One clause of a rule on the way to a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The clause as written, e.g. `when m == "auto"`.
+    pub clause: String,
+    /// What it gave: the values bound, or the truth of a guard or requirement.
+    pub result: String,
+    /// The values it read from documents and the policy.
+    pub reads: Vec<Read>,
+}
+
+/// A value a clause read, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Read {
+    pub expr: String,
+    pub value: String,
+    pub from: Provenance,
+}
+
+/// Where a value came from, for explanations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// A document of the deployment, at a span.
+    Document(u32, Span),
+    /// The policy: a matrix cell or a declared default.
+    Policy(Loc),
+    /// Computed by the rule.
+    Computed,
+    /// Not there; says what is missing.
+    Missing(String),
 }
 
 /// Counts per outcome.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use grail_lang::ast::Span;
 
-use crate::diagnostic::{Finding, Outcome};
+use crate::diagnostic::{Finding, Outcome, Provenance, Read, Step};
 use crate::hir::*;
 use crate::value::{Origin, Truth, Val, ValKind};
 
@@ -22,7 +22,14 @@ pub struct Roots<'a> {
 /// Evaluates one rule over each document of the kind it judges (its first
 /// read); every outcome (pass, fail, unknown, not applicable) is pushed.
 /// `prior` holds the findings of the rules evaluated before, for `holds`.
-pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, prior: &[Finding], out: &mut Vec<Finding>) {
+pub fn evaluate_rule(
+    policy: &Policy,
+    rule: &RuleDef,
+    roots: &Roots<'_>,
+    prior: &[Finding],
+    trace: bool,
+    out: &mut Vec<Finding>,
+) {
     let Some(&judged) = rule.reads.first() else { return };
     // A layered kind is judged once, merged; any other kind once per document.
     let subjects: Vec<Val> = match roots.single.get(judged as usize) {
@@ -41,10 +48,18 @@ pub fn evaluate_rule(policy: &Policy, rule: &RuleDef, roots: &Roots<'_>, prior: 
             all: roots.all,
             prior,
             env: vec![Val::unknown(); rule.slots as usize],
+            reads: trace.then(Vec::new),
         };
         let root_span = subject.origin.document_span();
-        let mut walk =
-            Walk { rule, out, subject: Vec::new(), bound: Vec::new(), default_subject: binder.clone(), root_span };
+        let mut walk = Walk {
+            rule,
+            out,
+            subject: Vec::new(),
+            bound: Vec::new(),
+            default_subject: binder.clone(),
+            root_span,
+            steps: Vec::new(),
+        };
         // Every other kind the rule reads must be there to judge this one.
         if let Some(missing) =
             rule.reads.iter().skip(1).find(|k| roots.single.get(**k as usize).is_none_or(Option::is_none))
@@ -71,6 +86,8 @@ struct Walk<'r, 'o> {
     default_subject: String,
     /// The judged document, where a rule without `for` points.
     root_span: Option<(u32, Span)>,
+    /// The clauses passed on the way here (only when tracing).
+    steps: Vec<Step>,
 }
 
 impl Walk<'_, '_> {
@@ -95,13 +112,33 @@ impl Walk<'_, '_> {
             policy: Some(self.rule.loc),
             labels: Vec::new(),
             bound: self.bound.iter().flatten().copied().collect(),
+            trace: self.steps.clone(),
         });
+    }
+
+    /// Records a clause passed (when tracing), with what it read since the last.
+    fn step(&mut self, ev: &mut Evaluator<'_>, clause: String, result: String) -> bool {
+        let Some(reads) = ev.reads.as_mut() else { return false };
+        let mut taken = std::mem::take(reads);
+        let mut seen = std::collections::HashSet::new();
+        taken.retain(|r| seen.insert(r.expr.clone()));
+        self.steps.push(Step { clause, result, reads: taken });
+        true
+    }
+
+    fn pop_step(&mut self, ev: &Evaluator<'_>) {
+        if ev.reads.is_some() {
+            self.steps.pop();
+        }
     }
 
     fn clauses(&mut self, ev: &mut Evaluator<'_>, i: usize) {
         let Some(clause) = self.rule.clauses.get(i) else { return };
+        if let Some(reads) = ev.reads.as_mut() {
+            reads.clear();
+        }
         match clause {
-            ClauseDef::For { pattern, domain, filter, label } => {
+            ClauseDef::For { pattern, names, domain, filter, label } => {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements(&d, pattern) else {
                     // Missing is not applicable; present but unreadable is missing evidence.
@@ -159,8 +196,15 @@ impl Walk<'_, '_> {
                     };
                     self.subject.push(segment);
                     self.bound.push(values.last().and_then(|v| v.origin.document_span()));
+                    let shown: Vec<String> =
+                        names.iter().zip(&values).map(|(n, v)| format!("{n} = {}", v.display(ev.policy))).collect();
+                    let header = format!("for {} in {}", names.join(", "), domain.text);
+                    let traced = self.step(ev, header, shown.join(", "));
                     ev.bind(pattern, values);
                     self.clauses(ev, i + 1);
+                    if traced {
+                        self.steps.pop();
+                    }
                     self.bound.pop();
                 }
                 self.subject.truncate(depth);
@@ -172,40 +216,70 @@ impl Walk<'_, '_> {
                     self.emit(ev, Outcome::NotApplicable, why);
                 }
             }
-            ClauseDef::Let { slot, value } => {
+            ClauseDef::Let { slot, name, value } => {
                 let v = ev.eval(value);
+                let traced = self.step(ev, format!("let {name} = {}", value.text), v.display(ev.policy));
                 ev.env[*slot as usize] = v;
                 self.clauses(ev, i + 1);
+                if traced {
+                    self.steps.pop();
+                }
             }
             ClauseDef::When { guard, reason } => match ev.eval(guard).as_truth() {
-                Truth::True => self.clauses(ev, i + 1),
+                Truth::True => {
+                    let traced = self.step(ev, format!("when {}", guard.text), "true".into());
+                    self.clauses(ev, i + 1);
+                    if traced {
+                        self.steps.pop();
+                    }
+                }
                 Truth::False => {
+                    self.step(ev, format!("when {}", guard.text), "false".into());
                     let message = match reason {
                         Some(t) => ev.render(t),
                         None => format!("`{}` does not hold", guard.text),
                     };
                     self.emit(ev, Outcome::NotApplicable, message);
+                    self.pop_step(ev);
                 }
                 Truth::Unknown => {
+                    self.step(ev, format!("when {}", guard.text), "unknown".into());
                     let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
                     self.emit(
                         ev,
                         Outcome::Unknown,
                         format!("cannot tell whether the rule applies: `{what}` is absent or invalid"),
                     );
+                    self.pop_step(ev);
                 }
             },
-            ClauseDef::Require { check, fail, message, .. } => match ev.eval(check).as_truth() {
-                Truth::True => self.emit(ev, Outcome::Pass, String::new()),
-                Truth::False => {
-                    let m = ev.render(message);
-                    self.emit(ev, if *fail { Outcome::Fail } else { Outcome::Unknown }, m);
+            ClauseDef::Require { check, fail, message, .. } => {
+                let truth = ev.eval(check).as_truth();
+                let result = match truth {
+                    Truth::True => "true",
+                    Truth::False => "false",
+                    Truth::Unknown => "unknown",
+                };
+                let traced = self.step(ev, format!("require {}", check.text), result.into());
+                match truth {
+                    Truth::True => self.emit(ev, Outcome::Pass, String::new()),
+                    Truth::False => {
+                        let m = ev.render(message);
+                        self.emit(ev, if *fail { Outcome::Fail } else { Outcome::Unknown }, m);
+                    }
+                    Truth::Unknown => {
+                        let what = ev.first_missing(check).unwrap_or_else(|| check.text.clone());
+                        self.emit(
+                            ev,
+                            Outcome::Unknown,
+                            format!("cannot be established: `{what}` is absent or invalid"),
+                        );
+                    }
                 }
-                Truth::Unknown => {
-                    let what = ev.first_missing(check).unwrap_or_else(|| check.text.clone());
-                    self.emit(ev, Outcome::Unknown, format!("cannot be established: `{what}` is absent or invalid"));
+                if traced {
+                    self.steps.pop();
                 }
-            },
+            }
         }
     }
 }
@@ -224,6 +298,8 @@ pub struct Evaluator<'a> {
     /// Findings of the rules evaluated before this one.
     pub prior: &'a [Finding],
     pub env: Vec<Val>,
+    /// The values read, when explaining.
+    pub reads: Option<Vec<Read>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -339,6 +415,19 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> Val {
+        let v = self.eval_inner(e);
+        if let Some(reads) = self.reads.as_mut()
+            && matches!(
+                e.kind,
+                ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Column(..) | ExprKind::ListGet(..)
+            )
+        {
+            reads.push(Read { expr: e.text.clone(), value: v.display(self.policy), from: provenance(&v.origin) });
+        }
+        v
+    }
+
+    fn eval_inner(&mut self, e: &Expr) -> Val {
         use ValKind as V;
         match &e.kind {
             ExprKind::Lit(v) => v.clone(),
@@ -719,4 +808,14 @@ fn distinct(policy: &Policy, items: &[Val]) -> Option<Vec<Val>> {
         }
     }
     Some(out)
+}
+
+/// An origin as explanations show it.
+pub fn provenance(origin: &Origin) -> Provenance {
+    match origin {
+        Origin::Document { doc, span } => Provenance::Document(*doc, *span),
+        Origin::Policy(loc) => Provenance::Policy(*loc),
+        Origin::Computed => Provenance::Computed,
+        Origin::Missing { what, .. } => Provenance::Missing(what.to_string()),
+    }
 }

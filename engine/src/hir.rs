@@ -281,9 +281,9 @@ pub struct RuleDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClauseDef {
-    For { pattern: PatternDef, domain: Expr, filter: Option<Expr>, label: Option<String> },
+    For { pattern: PatternDef, names: Vec<String>, domain: Expr, filter: Option<Expr>, label: Option<String> },
     When { guard: Expr, reason: Option<Template> },
-    Let { slot: Slot, value: Expr },
+    Let { slot: Slot, name: String, value: Expr },
     Require { check: Expr, fail: bool, message: Template, loc: Loc },
 }
 

@@ -53,6 +53,7 @@ pub fn merge(
                 policy: l.layers.checks[CHECK_ORDER].as_ref().map(|c| c.loc),
                 labels: Vec::new(),
                 bound: Vec::new(),
+                trace: Vec::new(),
             });
             continue;
         }
@@ -125,6 +126,7 @@ impl Merger<'_, '_> {
             policy: self.l.layers.checks[check].as_ref().map(|c| c.loc),
             labels,
             bound: Vec::new(),
+            trace: Vec::new(),
         });
     }
 

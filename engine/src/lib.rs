@@ -10,6 +10,7 @@ pub mod db;
 pub mod diagnostic;
 pub mod document;
 pub mod eval;
+pub mod explain;
 pub mod hir;
 pub mod layers;
 pub mod line_index;

@@ -994,11 +994,13 @@ impl<'a> RuleLowerer<'a> {
             }
             match clause {
                 ast::Clause::For { pattern, domain, filter, .. } => {
+                    let pattern_names = pattern.names();
                     let label = doc_path(domain, &self.lw.binders);
                     let (d, ty) = self.expr(domain);
                     let pattern = self.bind(pattern, &ty, domain.span);
                     let filter = filter.as_ref().map(|f| self.boolean(f));
-                    clauses.push(ClauseDef::For { pattern, domain: d, filter, label });
+                    let names = pattern_names.iter().map(|n| n.text.clone()).collect();
+                    clauses.push(ClauseDef::For { pattern, names, domain: d, filter, label });
                 }
                 ast::Clause::When { guard, reason, .. } => {
                     let guard = self.boolean(guard);
@@ -1009,7 +1011,7 @@ impl<'a> RuleLowerer<'a> {
                     let (v, ty) = self.expr(value);
                     let slot = self.fresh();
                     self.scope.push((name.text.clone(), slot, ty));
-                    clauses.push(ClauseDef::Let { slot, value: v });
+                    clauses.push(ClauseDef::Let { slot, name: name.text.clone(), value: v });
                 }
                 ast::Clause::Require { check, outcome, message, span } => {
                     if required {

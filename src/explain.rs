@@ -1,0 +1,321 @@
+//! `grail explain`: findings with their derivations, and the effective state.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use grail_engine::db::{Compiled, explain_deployment};
+use grail_engine::diagnostic::{Provenance, Step};
+use grail_engine::explain::{Cell, subject_mentions};
+use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
+use serde_json::{Value, json};
+
+use crate::documents::{attachments, read_document};
+use crate::{ExplainArgs, Fatal, Format, policy};
+
+pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
+    let db = Database::default();
+    let set = policy::load(&db, args.policy.as_deref())?;
+    let compiled = policy::compile(&db, set)?;
+    if let Some(rule) = &args.rule
+        && !compiled.policy.rule_ids().iter().any(|(id, _)| id == rule)
+    {
+        let ids: Vec<String> = compiled.policy.rule_ids().iter().map(|(id, _)| id.to_string()).collect();
+        let near = grail_engine::suggest::did_you_mean(rule, ids.iter().map(String::as_str));
+        let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+        return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
+    }
+    let mut documents = Vec::new();
+    for path in args.files.iter().chain(&args.binding) {
+        documents.push(read_document(&db, path)?);
+    }
+    let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
+    let attached = attachments(&db, set, &documents);
+    let deployment = Deployment::new(&db, documents, attached);
+    let explained = explain_deployment(&db, set, deployment);
+    let e = &explained.explanation;
+
+    let wanted = |f: &Finding| {
+        args.rule.as_ref().is_none_or(|r| f.rule == *r)
+            && args.class.as_ref().is_none_or(|c| subject_mentions(&f.subject, c))
+            && (args.verbose || args.rule.is_some() || matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+    };
+    let findings: Vec<&Finding> = e.findings.iter().filter(|f| wanted(f)).collect();
+    let keys: BTreeSet<&str> = match &args.class {
+        Some(c) => [c.as_str()].into(),
+        None => e
+            .cells
+            .iter()
+            .map(|c| c.key.as_str())
+            .filter(|k| findings.iter().any(|f| subject_mentions(&f.subject, k)))
+            .collect(),
+    };
+    let cells: Vec<&Cell> = e
+        .cells
+        .iter()
+        .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || c.from_document())))
+        .collect();
+    let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
+
+    let text = match args.format {
+        Format::Human => cx.human(&shown, &e.findings, &findings, &cells, args.verbose),
+        Format::Json => {
+            format!("{}\n", serde_json::to_string_pretty(&cx.json(&e.findings, &findings, &cells)).unwrap_or_default())
+        }
+    };
+    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
+        return Err(Fatal("cannot write to standard output".into()));
+    }
+    Ok(match Summary::of(&e.findings).verdict() {
+        Outcome::Fail => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+trait FromDocument {
+    fn from_document(&self) -> bool;
+}
+
+impl FromDocument for Cell {
+    fn from_document(&self) -> bool {
+        matches!(self.from, Provenance::Document(..)) || !self.refused.is_empty()
+    }
+}
+
+struct Cx<'a> {
+    db: &'a Database,
+    set: PolicySet,
+    compiled: &'a Compiled,
+    documents: &'a [SourceText],
+    layers: &'a [(u32, String)],
+}
+
+impl Cx<'_> {
+    fn position(&self, doc: u32, at: usize) -> Option<(String, usize, usize)> {
+        let d = self.documents.get(doc as usize)?;
+        let text = d.text(self.db);
+        let (line, column) = LineIndex::new(text).line_col(text, at);
+        Some((d.path(self.db).clone(), line, column))
+    }
+
+    fn policy_position(&self, loc: grail_engine::hir::Loc) -> Option<(String, usize, usize)> {
+        let f = self.set.files(self.db).get(loc.file as usize)?;
+        let text = f.text(self.db);
+        let (line, column) = LineIndex::new(text).line_col(text, loc.span.start);
+        Some((f.path(self.db).clone(), line, column))
+    }
+
+    /// `file:line:col (layer security)`, `policies/x.grail:3:4 (shipped)`, `absent`.
+    fn provenance(&self, p: &Provenance) -> String {
+        match p {
+            Provenance::Document(doc, span) => match self.position(*doc, span.start) {
+                Some((path, l, c)) => {
+                    let layer = self
+                        .layers
+                        .iter()
+                        .find(|(d, _)| d == doc)
+                        .map(|(_, n)| format!(" (layer {n})"))
+                        .unwrap_or_default();
+                    format!("{path}:{l}:{c}{layer}")
+                }
+                None => "a document".into(),
+            },
+            Provenance::Policy(loc) => match self.policy_position(*loc) {
+                Some((path, l, c)) => format!("{path}:{l}:{c} (shipped)"),
+                None => "the policy".into(),
+            },
+            Provenance::Computed => "computed".into(),
+            Provenance::Missing(what) => format!("absent: {what}"),
+        }
+    }
+
+    fn rule_docs(&self, id: &str) -> String {
+        self.compiled.policy.rules.iter().find(|r| r.id == id).map(|r| r.docs.join(" ")).unwrap_or_default()
+    }
+
+    fn human(
+        &self,
+        shown: &[SourceText],
+        all: &[Finding],
+        findings: &[&Finding],
+        cells: &[&Cell],
+        verbose: bool,
+    ) -> String {
+        let mut out = String::new();
+        let s = Summary::of(all);
+        let files: Vec<&str> = shown.iter().map(|d| d.path(self.db).as_str()).collect();
+        let verdict = match s.verdict() {
+            Outcome::Fail => "fail",
+            Outcome::Unknown => "unknown",
+            _ => "pass",
+        };
+        let _ = writeln!(
+            out,
+            "{}: {verdict} ({} failed, {} unknown, {} passed, {} not applicable)",
+            files.join(", "),
+            s.fail,
+            s.unknown,
+            s.pass,
+            s.not_applicable
+        );
+        if findings.is_empty() && s.fail + s.unknown == 0 {
+            let _ = writeln!(
+                out,
+                "\nnothing failed and nothing is unknown: every rule that applies established what it requires"
+            );
+        } else if findings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nno failure and no unknown outcome concerns what was asked; run without --class or --rule to see them"
+            );
+        }
+        for f in findings {
+            let _ = writeln!(out, "\n{} {}  {}", f.outcome.as_str().to_uppercase(), f.rule, f.subject);
+            if !f.message.is_empty() {
+                let _ = writeln!(out, "  {}", f.message);
+            }
+            if let Some(loc) = f.policy
+                && let Some((p, l, c)) = self.policy_position(loc)
+            {
+                let docs = self.rule_docs(&f.rule);
+                let _ = writeln!(
+                    out,
+                    "  rule {p}:{l}:{c}{}",
+                    if docs.is_empty() { String::new() } else { format!(": {docs}") }
+                );
+            }
+            if let Some((doc, span)) = f.location
+                && let Some((p, l, c)) = self.position(doc, span.start)
+            {
+                let _ = writeln!(out, "  at   {p}:{l}:{c}");
+            }
+            for (doc, span, label) in &f.labels {
+                if let Some((p, l, c)) = self.position(*doc, span.start) {
+                    let _ = writeln!(out, "  also {p}:{l}:{c}: {label}");
+                }
+            }
+            for step in &f.trace {
+                self.step(&mut out, step, verbose);
+            }
+        }
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\neffective state");
+            let width = cells.iter().map(|c| c.column.len()).max().unwrap_or(0);
+            let mut last = "";
+            for c in cells {
+                let key = if c.key == last { "" } else { c.key.as_str() };
+                last = &c.key;
+                let value = match &c.demoted {
+                    Some(d) => d.to.clone(),
+                    None => c.value.clone(),
+                };
+                let _ = write!(out, "  {key:<4} {:<width$}  {value:<10} ", c.column);
+                match &c.demoted {
+                    Some(d) => {
+                        let because: Vec<String> = d.because.iter().map(|(r, m)| format!("{r}: {m}")).collect();
+                        let _ = write!(
+                            out,
+                            "demoted from `{}` set at {}, because {}",
+                            c.value,
+                            self.provenance(&c.from),
+                            because.join("; ")
+                        );
+                    }
+                    None => {
+                        let _ = write!(out, "{}", self.provenance(&c.from));
+                    }
+                }
+                for (kind, v, _) in &c.bounds {
+                    let _ = write!(out, "; {kind} {v}");
+                }
+                let _ = writeln!(out);
+                for (message, at) in &c.refused {
+                    let at = at
+                        .and_then(|(d, s)| self.position(d, s.start))
+                        .map(|(p, l, c)| format!(" at {p}:{l}:{c}"))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "  {:<4} {:<width$}  refused{at}: {message}", "", "");
+                }
+            }
+        }
+        out
+    }
+
+    fn step(&self, out: &mut String, step: &Step, verbose: bool) {
+        let _ = writeln!(out, "  {}  ⇒ {}", step.clause, step.result);
+        for r in &step.reads {
+            // Concise: the scalar values only, not whole records and maps.
+            let whole = r.value.starts_with('{') || r.value.starts_with('[');
+            if verbose || !whole {
+                let _ = writeln!(out, "      {} = {}  ({})", r.expr, r.value, self.provenance(&r.from));
+            }
+        }
+    }
+
+    fn provenance_json(&self, p: &Provenance) -> Value {
+        match p {
+            Provenance::Document(doc, span) => match self.position(*doc, span.start) {
+                Some((path, l, c)) => {
+                    let layer = self.layers.iter().find(|(d, _)| d == doc).map(|(_, n)| n.clone());
+                    json!({"file": path, "line": l, "column": c, "layer": layer})
+                }
+                None => Value::Null,
+            },
+            Provenance::Policy(loc) => match self.policy_position(*loc) {
+                Some((path, l, c)) => json!({"policy": {"file": path, "line": l, "column": c}}),
+                None => Value::Null,
+            },
+            Provenance::Computed => json!("computed"),
+            Provenance::Missing(what) => json!({"absent": what}),
+        }
+    }
+
+    fn json(&self, all: &[Finding], findings: &[&Finding], cells: &[&Cell]) -> Value {
+        let s = Summary::of(all);
+        let findings: Vec<Value> = findings
+            .iter()
+            .map(|f| {
+                let location =
+                    f.location.map_or(Value::Null, |(d, s)| self.provenance_json(&Provenance::Document(d, s)));
+                let derivation: Vec<Value> = f
+                    .trace
+                    .iter()
+                    .map(|st| {
+                        let reads: Vec<Value> = st
+                            .reads
+                            .iter()
+                            .map(|r| json!({"expr": r.expr, "value": r.value, "from": self.provenance_json(&r.from)}))
+                            .collect();
+                        json!({"clause": st.clause, "result": st.result, "reads": reads})
+                    })
+                    .collect();
+                json!({
+                    "rule": f.rule, "outcome": f.outcome.as_str(), "subject": f.subject, "message": f.message,
+                    "location": location,
+                    "policy": f.policy.map_or(Value::Null, |l| self.provenance_json(&Provenance::Policy(l))),
+                    "derivation": derivation,
+                })
+            })
+            .collect();
+        let cells: Vec<Value> = cells
+            .iter()
+            .map(|c| {
+                json!({
+                    "key": c.key, "column": c.column,
+                    "value": c.demoted.as_ref().map_or(c.value.clone(), |d| d.to.clone()),
+                    "set": c.value, "from": self.provenance_json(&c.from),
+                    "bounds": c.bounds.iter().map(|(k, v, _)| json!({"kind": k, "value": v})).collect::<Vec<_>>(),
+                    "refused": c.refused.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+                    "demoted_because": c.demoted.as_ref().map(|d| d.because.iter().map(|(r, m)| json!({"rule": r, "message": m})).collect::<Vec<_>>()),
+                })
+            })
+            .collect();
+        json!({
+            "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
+            "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
+            "findings": findings,
+            "state": cells,
+        })
+    }
+}
