@@ -54,7 +54,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let cells: Vec<&Cell> = e
         .cells
         .iter()
-        .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || c.from_document())))
+        .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || set_by_document(c))))
         .collect();
     let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
 
@@ -73,14 +73,9 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     })
 }
 
-trait FromDocument {
-    fn from_document(&self) -> bool;
-}
-
-impl FromDocument for Cell {
-    fn from_document(&self) -> bool {
-        matches!(self.from, Provenance::Document(..)) || !self.refused.is_empty()
-    }
+/// A cell some document said something about (set, or tried to).
+fn set_by_document(c: &Cell) -> bool {
+    matches!(c.from, Provenance::Document(..)) || !c.refused.is_empty()
 }
 
 struct Cx<'a> {
