@@ -288,3 +288,54 @@ matrix typed by Class {
 "#,
     );
 }
+
+#[test]
+fn conflicting_layer_declarations() {
+    check(
+        r#"
+layers of Doc by color {
+  layer red default
+  on loosen rule l.loosen
+  on untrusted rule l.untrusted
+  on unknown_key rule l.unknown_key
+  on order rule l.order
+}
+layers of Doc by color {
+          ^^^ duplicate-name: `Doc` has its layers declared twice
+  layer green default
+  on loosen rule l.loosen
+  on untrusted rule l.untrusted
+  on unknown_key rule l.unknown_key
+  on order rule l.order
+}
+"#,
+    );
+}
+
+#[test]
+fn holds_names_known_rules_and_no_cycle() {
+    check(
+        r#"
+rule a.first
+     ^^^^^^^ rule-cycle: rule `a.first` depends on itself through `holds`
+  for c, f in doc.force
+  require holds(["a.second"], f) else fail "x"
+rule a.second
+  for c, f in doc.force
+  require holds(["a.first", "a.nothing.*"], f) else fail "y"
+                            ^^^^^^^^^^^^^ unknown-name: unknown rule `a.nothing.*`
+"#,
+    );
+}
+
+#[test]
+fn a_regex_is_checked_when_the_policy_compiles() {
+    check(
+        r#"
+rule a.b
+  for i in doc.items
+  require matches(i.name, "([a-z]") else fail "x"
+                          ^^^^^^^^ bad-regex: `([a-z]` is not a regular expression: error: unclosed group
+"#,
+    );
+}

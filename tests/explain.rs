@@ -1,0 +1,108 @@
+//! `grail explain` and layers of trust, as a person reads them.
+
+use std::process::Command;
+
+fn grail(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("grail runs");
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_demoted_c3_auto_merge_names_the_gate_and_the_review_cell() {
+    let out = grail(&["explain", "examples/bindings/auto-merge-demoted.yaml"]);
+    assert!(out.contains("demoted from `auto`"), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_loosened_repo_layer_value_is_refused_and_explained() {
+    let out = grail(&[
+        "explain",
+        "--class",
+        "C2",
+        "tests/inputs/layers/security.yaml",
+        "tests/inputs/layers/repo-loosen.yaml",
+    ]);
+    assert!(out.contains("refused"), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_vendor_independence_failure_names_the_slot_and_the_generator() {
+    let out = grail(&["explain", "tests/inputs/explain/vendor.yaml"]);
+    assert!(out.contains("`reviewer-b`") && out.contains("`author`"), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_passing_binding_with_an_unproven_level_says_what_remains_unknown() {
+    let out = grail(&["explain", "tests/inputs/explain/unproven.yaml"]);
+    assert!(out.starts_with("exit: 0"), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn explain_as_json_carries_derivations_and_state() {
+    let out = grail(&["explain", "--format", "json", "examples/bindings/auto-merge-demoted.yaml"]);
+    let json: serde_json::Value =
+        serde_json::from_str(out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or(""))
+            .expect("one JSON object");
+    let finding = &json["findings"][0];
+    assert_eq!(finding["rule"], "merge.auto_requires_review");
+    assert!(finding["derivation"].as_array().is_some_and(|d| d.len() >= 3), "{finding}");
+    let c3 =
+        json["state"].as_array().and_then(|s| s.iter().find(|c| c["key"] == "C3" && c["column"] == "merge_policy"));
+    assert_eq!(c3.map(|c| c["value"].clone()), Some(serde_json::json!("human")), "{json}");
+}
+
+#[test]
+fn an_agent_writable_layer_is_never_why_a_security_rule_passes() {
+    // The security layer binds C1 auto without an executor; the repo layer (agents
+    // write it) claims a self-operated executor. The claim is refused, and the
+    // executor gate still fails.
+    let out = grail(&[
+        "check",
+        "--format",
+        "json",
+        "tests/inputs/layers/security.yaml",
+        "tests/inputs/layers/repo-executor.yaml",
+    ]);
+    let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
+    let json: serde_json::Value = serde_json::from_str(stdout).expect("one JSON object");
+    let findings = json["findings"].as_array().cloned().unwrap_or_default();
+    let has = |rule: &str, outcome: &str| findings.iter().any(|f| f["rule"] == rule && f["outcome"] == outcome);
+    assert!(has("layer.untrusted_source", "fail"), "{stdout}");
+    assert!(has("merge.executor_cap", "fail"), "{stdout}");
+    // Alone, the security layer fails the same gate: the repo layer changed nothing.
+    let alone = grail(&["check", "--format", "json", "tests/inputs/layers/security.yaml"]);
+    assert!(alone.contains("\"merge.executor_cap\""), "{alone}");
+}
+
+#[test]
+fn two_documents_of_one_layer_and_an_unknown_layer_are_located_findings() {
+    let twice = grail(&[
+        "check",
+        "tests/inputs/layers/security.yaml",
+        "tests/inputs/layers/repo-loosen.yaml",
+        "tests/inputs/layers/repo-twice.yaml",
+    ]);
+    assert!(twice.contains("layer.order") && twice.contains("repo-twice.yaml:3:"), "{twice}");
+    let unknown = grail(&["check", "tests/inputs/layers/security.yaml", "tests/inputs/layers/unknown-layer.yaml"]);
+    assert!(unknown.contains("schema.type") && unknown.contains("unknown-layer.yaml:3:8"), "{unknown}");
+}
+
+#[test]
+fn explain_refuses_an_unknown_rule_with_a_suggestion() {
+    let out = grail(&["explain", "--rule", "merge.celing", "examples/bindings/good.yaml"]);
+    assert!(out.starts_with("exit: 2") && out.contains("did you mean `merge.ceiling`?"), "{out}");
+}
