@@ -1100,13 +1100,13 @@ mod tests {
 
     #[test]
     fn yaml_scalar_types() {
-        let text = "[\"1.0\", 1.0, C1, ~, null, '', true, False, 12, -3, +4, 0o17, 0x1F, .inf, -.Inf, .nan, 1e3, .5, 1., yes, 'true', 007, 9223372036854775808, 0x, 1_000, '12']";
+        let text = "[\"1.0\", 1.0, K1, ~, null, '', true, False, 12, -3, +4, 0o17, 0x1F, .inf, -.Inf, .nan, 1e3, .5, 1., yes, 'true', 007, 9223372036854775808, 0x, 1_000, '12']";
         let root = yaml(text);
         let kinds: Vec<_> = items(&root).iter().map(|n| n.kind.clone()).collect();
         let expected = [
             str_node("1.0"),
             NodeKind::Float(1.0),
-            str_node("C1"),
+            str_node("K1"),
             NodeKind::Null,
             NodeKind::Null,
             str_node(""),

@@ -50,7 +50,7 @@ mod tests {
     #[test]
     fn suggests_a_near_name_and_nothing_far() {
         assert_eq!(did_you_mean("bindng", ["binding", "guardrails"]), Some("binding"));
-        assert_eq!(did_you_mean("min_checker", ["min_checkers", "min_model_checkers"]), Some("min_checkers"));
+        assert_eq!(did_you_mean("max_retry", ["max_retries", "min_retries"]), Some("max_retries"));
         assert_eq!(did_you_mean("zzz", ["binding"]), None);
         assert_eq!(did_you_mean("rde", ["red", "green"]), Some("red"));
     }
