@@ -65,6 +65,8 @@ pub struct Run {
     pub findings: Vec<Finding>,
     /// Per document kind, the document rules read (a layered kind's merged one).
     pub single: Vec<Option<Val>>,
+    /// Per document kind, every document of that kind, and its name.
+    pub all: Vec<Vec<(String, Val)>>,
     /// The layer of each input of a layered kind.
     pub layers: Vec<(u32, String)>,
 }
@@ -179,7 +181,7 @@ pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]
         let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
         pos(a).cmp(&pos(b)).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
     });
-    Run { findings, single, layers: layer_names }
+    Run { findings, single, all, layers: layer_names }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

@@ -654,6 +654,8 @@ impl Cx<'_, '_> {
             };
             let matrix = &self.policy.matrices[b.matrix as usize];
             self.findings.push(Finding {
+                // The refused value is the subject, so that `holds` sees it.
+                bound: span.map(|s| vec![(self.doc, s)]).unwrap_or_default(),
                 rule: b.rule.clone(),
                 outcome: Outcome::Fail,
                 subject: path.into(),
@@ -661,7 +663,7 @@ impl Cx<'_, '_> {
                 location: span.map(|s| (self.doc, s)),
                 policy: Some(b.loc),
                 labels: vec![],
-                bound: vec![],
+                
                 trace: Vec::new(),
             });
         }

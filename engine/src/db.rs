@@ -12,6 +12,7 @@ use crate::document::{self, Format, Limits, Node, SyntaxError};
 use crate::explain::Explanation;
 use crate::hir::{Loc, Policy};
 use crate::lower::lower;
+use crate::question::Decision;
 
 /// One source file: a policy file or a document, by path and text.
 #[salsa::input(debug)]
@@ -205,6 +206,18 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     }
     let findings = check::check(&compiled.policy, &inputs, &attached);
     Report { documents, findings }
+}
+
+/// The answers of the policy's admission questions for a deployment.
+#[salsa::tracked(returns(ref))]
+pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<Decision> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Vec::new();
+    }
+    let (_, inputs, attached) = assemble(db, deployment);
+    let run = check::run(&compiled.policy, &inputs, &attached, false);
+    crate::question::decide(&compiled.policy, &run)
 }
 
 /// A deployment explained: the documents findings point into, and the explanation.

@@ -303,6 +303,16 @@ pub struct Evaluator<'a> {
 }
 
 impl<'a> Evaluator<'a> {
+    /// The bindings a pattern takes over a domain (for questions).
+    pub fn elements_of(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
+        Some(self.elements(domain, pattern)?.into_iter().map(|(v, _)| v).collect())
+    }
+
+    /// Binds a pattern's variables.
+    pub fn bind_pattern(&mut self, pattern: &PatternDef, values: Vec<Val>) {
+        self.bind(pattern, values);
+    }
+
     fn bind(&mut self, pattern: &PatternDef, values: Vec<Val>) {
         let mut values = values.into_iter();
         match *pattern {

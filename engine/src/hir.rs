@@ -32,6 +32,8 @@ pub struct Policy {
     /// In evaluation order: a rule that asks whether others `holds` comes after them.
     pub rules: Vec<RuleDef>,
     pub layers: Vec<LayersDef>,
+    /// Admission questions, evaluated after every rule.
+    pub questions: Vec<QuestionDef>,
 }
 
 impl Policy {
@@ -219,6 +221,29 @@ pub struct ForbidDef {
     pub key: String,
     pub rule: String,
     pub loc: Loc,
+}
+
+/// An admission question: for every tuple of its variables, whether the action is allowed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuestionDef {
+    pub id: String,
+    pub docs: Vec<String>,
+    /// The action asked about, e.g. `auto-merge`.
+    pub action: String,
+    pub vars: Vec<QuestionVarDef>,
+    pub allow: Expr,
+    pub reads: Vec<DocKindId>,
+    pub slots: u32,
+    pub loc: Loc,
+}
+
+/// A variable of a question and the request attribute it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuestionVarDef {
+    pub pattern: PatternDef,
+    pub domain: Expr,
+    pub side: grail_lang::ast::RequestSide,
+    pub attribute: String,
 }
 
 /// A compiled regular expression; two are equal when their sources are.

@@ -15,6 +15,7 @@ pub mod hir;
 pub mod layers;
 pub mod line_index;
 pub mod lower;
+pub mod question;
 pub mod suggest;
 pub mod testing;
 pub mod time;

@@ -102,6 +102,10 @@ impl Lowerer {
                         Global::Document(documents - 1)
                     }
                     ast::Item::Layers(_) => continue,
+                    ast::Item::Question(q) => {
+                        self.declare_rule_id(&q.id, f as u32);
+                        continue;
+                    }
                     ast::Item::Matrix(_) => {
                         matrices += 1;
                         Global::Matrix(matrices - 1)
@@ -871,6 +875,14 @@ impl Lowerer {
             }
         }
         self.policy.rules = self.evaluation_order(lowered);
+        for (f, file) in files.iter().enumerate() {
+            for item in &file.items {
+                if let ast::Item::Question(q) = item {
+                    let question = RuleLowerer::new(self, files, f as u32).question(q);
+                    self.policy.questions.push(question);
+                }
+            }
+        }
         // Structural rule ids may not be taken by a `rule` too.
         let structural: Vec<(String, Loc)> = {
             let p = &self.policy;
@@ -1054,6 +1066,35 @@ impl<'a> RuleLowerer<'a> {
             loc: Loc { file: self.file, span: r.id.span },
         };
         (rule, self.after)
+    }
+
+    fn question(mut self, q: &ast::QuestionDecl) -> QuestionDef {
+        let mut vars = Vec::new();
+        let mut attributes: Vec<(ast::RequestSide, &str)> = Vec::new();
+        for v in &q.vars {
+            let (domain, ty) = self.expr(&v.domain);
+            let pattern = self.bind(&v.pattern, &ty, v.domain.span);
+            if attributes.contains(&(v.side, v.attribute.text.as_str())) {
+                self.lw.error(
+                    "duplicate-name",
+                    self.loc(v.attribute.span),
+                    format!("two variables of `{}` are the attribute `{}`", q.id.text, v.attribute.text),
+                );
+            }
+            attributes.push((v.side, &v.attribute.text));
+            vars.push(QuestionVarDef { pattern, domain, side: v.side, attribute: v.attribute.text.clone() });
+        }
+        let allow = self.boolean(&q.allow);
+        QuestionDef {
+            id: q.id.text.clone(),
+            docs: q.docs.clone(),
+            action: q.action.text.clone(),
+            vars,
+            allow,
+            reads: self.reads,
+            slots: self.slots,
+            loc: Loc { file: self.file, span: q.id.span },
+        }
     }
 
     fn fresh(&mut self) -> Slot {

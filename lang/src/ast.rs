@@ -59,6 +59,7 @@ pub enum Item {
     Fn(FnDecl),
     Rule(RuleDecl),
     Layers(LayersDecl),
+    Question(QuestionDecl),
 }
 
 impl Item {
@@ -71,6 +72,7 @@ impl Item {
             Item::Fn(d) => d.span,
             Item::Rule(d) => d.span,
             Item::Layers(d) => d.span,
+            Item::Question(d) => d.span,
         }
     }
 
@@ -84,6 +86,7 @@ impl Item {
             Item::Fn(d) => &d.name,
             Item::Rule(d) => &d.id,
             Item::Layers(d) => &d.document,
+            Item::Question(d) => &d.id,
         }
     }
 }
@@ -285,6 +288,34 @@ pub struct Column {
 pub struct Row {
     pub key: Name,
     pub cells: Vec<Literal>,
+    pub span: Span,
+}
+
+/// Which side of an authorisation request an attribute belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RequestSide {
+    Principal,
+    Resource,
+}
+
+/// `question id action "name" for x in xs as resource.attr ... allow expr`:
+/// for every tuple of its variables, whether the action is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuestionDecl {
+    pub docs: Vec<String>,
+    pub id: Name,
+    pub action: Name,
+    pub vars: Vec<QuestionVar>,
+    pub allow: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuestionVar {
+    pub pattern: Pattern,
+    pub domain: Expr,
+    pub side: RequestSide,
+    pub attribute: Name,
     pub span: Span,
 }
 

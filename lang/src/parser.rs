@@ -29,7 +29,7 @@ pub struct Parsed {
 }
 
 /// The words that start a top-level item. An item starts in column 0.
-pub const ITEM_KEYWORDS: [&str; 7] = ["enum", "record", "document", "matrix", "fn", "rule", "layers"];
+pub const ITEM_KEYWORDS: [&str; 8] = ["enum", "record", "document", "matrix", "fn", "rule", "layers", "question"];
 
 /// Parses a whole file, recovering at every top-level item.
 pub fn parse(text: &str) -> Parsed {
@@ -211,6 +211,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::only_line => "`only`",
         Rule::free_line => "`any layer sets`",
         Rule::markdown_selector => "`in markdown after`",
+        Rule::question_decl => "an item",
+        Rule::question_var => "`for`",
+        Rule::request_attr | Rule::request_side => "`principal.NAME` or `resource.NAME`",
         Rule::ref_type => "a type",
         Rule::EOI => "the end of the item",
         Rule::enum_decl
@@ -281,6 +284,7 @@ impl Builder {
             Rule::matrix_decl => Item::Matrix(self.matrix_decl(pair)),
             Rule::fn_decl => Item::Fn(self.fn_decl(pair)),
             Rule::layers_decl => Item::Layers(self.layers_decl(pair)),
+            Rule::question_decl => Item::Question(self.question_decl(pair)),
             _ => Item::Rule(self.rule_decl(pair)),
         }
     }
@@ -505,6 +509,36 @@ impl Builder {
             Rule::string => Literal::Str(unescape(string_body(&pair)), span),
             _ => Literal::Name(self.name(pair)),
         }
+    }
+
+    fn question_decl(&self, pair: Pair<'_, Rule>) -> QuestionDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let id = self.name(it.next().expect("question id"));
+        let action = it.next().expect("action");
+        let action = Name { text: unescape(string_body(&action)), span: self.span(&action) };
+        let mut vars = Vec::new();
+        let mut allow = None;
+        for p in it {
+            if p.as_rule() == Rule::question_var {
+                let span = self.span(&p);
+                let mut v = p.into_inner();
+                let pattern = self.pattern(v.next().expect("pattern"));
+                let domain = self.expr(v.next().expect("domain"));
+                let mut attr = v.next().expect("attribute").into_inner();
+                let side = match attr.next().map(|s| s.as_str()) {
+                    Some("principal") => RequestSide::Principal,
+                    _ => RequestSide::Resource,
+                };
+                let attribute = self.name(attr.next().expect("attribute name"));
+                vars.push(QuestionVar { pattern, domain, side, attribute, span });
+            } else {
+                allow = Some(self.expr(p));
+            }
+        }
+        let allow = allow.expect("allow");
+        QuestionDecl { docs, id, action, vars, allow, span }
     }
 
     fn layers_decl(&self, pair: Pair<'_, Rule>) -> LayersDecl {

@@ -1,0 +1,73 @@
+//! The shipped library's admission questions, answered for example bindings.
+
+use grail_engine::db::decide_deployment;
+use grail_engine::{Database, Deployment, PolicySet, SourceText};
+
+fn answers(binding: &str) -> Vec<(String, Vec<String>, bool)> {
+    let db = Database::default();
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
+        .collect();
+    let set = PolicySet::new(&db, files);
+    let doc = SourceText::new(&db, "binding.yaml".into(), binding.into(), None);
+    let deployment = Deployment::new(&db, vec![doc], vec![]);
+    decide_deployment(&db, set, deployment)
+        .iter()
+        .map(|d| (d.question.clone(), d.attributes.iter().map(|(_, _, v)| v.clone()).collect(), d.allowed))
+        .collect()
+}
+
+fn allowed(answers: &[(String, Vec<String>, bool)], question: &str, tuple: &[&str]) -> bool {
+    answers
+        .iter()
+        .find(|(q, t, _)| q == question && t.iter().map(String::as_str).eq(tuple.iter().copied()))
+        .unwrap_or_else(|| panic!("no answer for {question} {tuple:?} in {answers:#?}"))
+        .2
+}
+
+const GATED: &str = r#"
+schema_version: "1.0"
+executor_class: self-operated
+merge_policy: {C1: auto, C3: auto, C4: auto}
+verification_blocking: {C3: blocking}
+security_review: {C3: advisory}
+escalation_routes: {verification-divergence: oncall}
+"#;
+
+#[test]
+fn auto_merge_only_where_every_gate_holds() {
+    let a = answers(GATED);
+    assert!(allowed(&a, "merge.auto_merge", &["C1"]));
+    assert!(!allowed(&a, "merge.auto_merge", &["C2"]), "C2 is not bound auto");
+    assert!(!allowed(&a, "merge.auto_merge", &["C3"]), "C3's review gate fails");
+    assert!(!allowed(&a, "merge.auto_merge", &["C4"]), "C4's ceiling is human");
+}
+
+#[test]
+fn agents_never_write_the_security_layer() {
+    let a = answers(GATED);
+    assert!(!allowed(&a, "layer.write", &["security", "agent"]));
+    assert!(!allowed(&a, "layer.write", &["security", "operator"]));
+    assert!(allowed(&a, "layer.write", &["security", "human"]));
+    assert!(allowed(&a, "layer.write", &["repo", "agent"]));
+}
+
+#[test]
+fn dispatch_is_fail_closed_without_admission_or_proof() {
+    // No admission section: nothing may be dispatched, whatever the surfaces.
+    let unproven = r#"
+schema_version: "1.0"
+escalation_routes: {verification-divergence: oncall}
+isolation:
+  surfaces:
+    pool: {level: L1}
+"#;
+    let a = answers(unproven);
+    assert!(a.iter().filter(|(q, _, _)| q == "admission.dispatch").all(|(_, _, ok)| !ok), "{a:#?}");
+    // L1 needs no proof: C1 is dispatched there once admission names it, C2 (floor L2) is not.
+    let admitted = format!("{unproven}admission: {{autonomous_classes: [C1, C2]}}\n");
+    let a = answers(&admitted);
+    assert!(allowed(&a, "admission.dispatch", &["C1", "pool"]));
+    assert!(!allowed(&a, "admission.dispatch", &["C2", "pool"]));
+}
