@@ -663,7 +663,6 @@ impl Cx<'_, '_> {
                 location: span.map(|s| (self.doc, s)),
                 policy: Some(b.loc),
                 labels: vec![],
-                
                 trace: Vec::new(),
             });
         }
