@@ -47,10 +47,16 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
         ));
     }
     let failed = report.failed();
-    out.push_str(&format!(
-        "{} passed, {failed} failed\n",
-        report.results.len() - report.results.iter().filter(|r| r.problem.is_some()).count()
-    ));
+    if args.coverage && !uncovered.is_empty() {
+        let names: Vec<&str> = uncovered.iter().map(|(r, _)| *r).collect();
+        out.push_str(&format!(
+            "coverage incomplete: {} rule(s) lack a firing or a passing case: {}\n",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    let passed = report.results.iter().filter(|r| r.problem.is_none()).count();
+    out.push_str(&format!("{passed} passed, {failed} failed\n"));
     print!("{out}");
     Ok(if failed > 0 || (args.coverage && !uncovered.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -82,7 +82,23 @@ pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]
     for (i, input) in inputs.iter().enumerate() {
         markdown_inputs |= is_markdown(input.path);
         let (kind, node) = match parse(policy, i as u32, input) {
-            Ok(Some(parsed)) => parsed,
+            Ok(Some(parsed)) => {
+                // The record was found after its one marker: the marker rule passes.
+                if let SelectorDef::Markdown { rule, .. } = &policy.documents[parsed.0 as usize].selector {
+                    findings.push(Finding {
+                        rule: rule.rule.clone(),
+                        outcome: Outcome::Pass,
+                        subject: input.path.to_string(),
+                        message: String::new(),
+                        location: Some((i as u32, parsed.1.span)),
+                        policy: Some(rule.loc),
+                        labels: Vec::new(),
+                        bound: Vec::new(),
+                        trace: Vec::new(),
+                    });
+                }
+                parsed
+            }
             Ok(None) => continue,
             Err(f) => {
                 findings.push(*f);

@@ -132,7 +132,8 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     for f in &def.forbids {
         rules.push((f.rule.clone(), f.loc));
     }
-    for r in &policy.records {
+    let records = reachable(policy, def.record);
+    for r in records.iter().skip(1).map(|r| &policy.records[*r as usize]) {
         rules.extend(r.checks.iter().flatten().map(|c| (c.rule.clone(), c.loc)));
     }
     let failed: HashSet<String> = cx.findings.iter().map(|f| f.rule.clone()).collect();
@@ -144,7 +145,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         }
     }
     // Bounds and uniqueness: a pass per subject checked, or not applicable.
-    for r in &policy.records {
+    for r in records.iter().map(|r| &policy.records[*r as usize]) {
         for f in &r.fields {
             let mut checks: Vec<(&str, Loc, &Subjects)> = Vec::new();
             let empty = HashMap::new();
@@ -181,6 +182,25 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         }
     }
     (value, findings)
+}
+
+/// The records a document kind's values can hold, its own first.
+fn reachable(policy: &Policy, root: RecordId) -> Vec<RecordId> {
+    fn walk(policy: &Policy, ty: &Ty, out: &mut Vec<RecordId>) {
+        match ty {
+            Ty::Record(r) if !out.contains(r) => {
+                out.push(*r);
+                for f in &policy.records[*r as usize].fields {
+                    walk(policy, &f.ty, out);
+                }
+            }
+            Ty::List(t) | Ty::Map(_, t) => walk(policy, t, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(policy, &Ty::Record(root), &mut out);
+    out
 }
 
 fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> Finding {
@@ -605,9 +625,7 @@ impl Cx<'_, '_> {
                 self.findings.push(f);
                 self.invalid(node.span)
             }
-            Resolved::Refused(reason) => {
-                Val::missing(&format!("{path} (`{target}`: {reason})"), Some(self.doc), node.span)
-            }
+            Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
         }
     }
 

@@ -60,18 +60,6 @@ pub fn evaluate_rule(
             root_span,
             steps: Vec::new(),
         };
-        // Every other kind the rule reads must be there to judge this one.
-        if let Some(missing) =
-            rule.reads.iter().skip(1).find(|k| roots.single.get(**k as usize).is_none_or(Option::is_none))
-        {
-            let name = policy.documents.get(*missing as usize).map(|d| d.name.clone()).unwrap_or_default();
-            walk.emit(
-                &mut ev,
-                Outcome::Unknown,
-                format!("needs a `{name}` document, and none was checked with this one"),
-            );
-            continue;
-        }
         walk.clauses(&mut ev, 0);
     }
 }
@@ -157,7 +145,12 @@ impl Walk<'_, '_> {
                 }
                 let base = self.subject.len();
                 let mut any = false;
+                // What the domain read belongs to every element's step, and nothing else does.
+                let domain_reads = ev.reads.as_mut().map(std::mem::take);
                 for (n, (values, name)) in elements.into_iter().enumerate() {
+                    if let Some(reads) = &domain_reads {
+                        ev.reads = Some(reads.clone());
+                    }
                     ev.bind(pattern, values.clone());
                     if let Some(f) = filter {
                         match ev.eval(f).as_truth() {
@@ -379,6 +372,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Distinct(b)
             | ExprKind::Entries(b)
             | ExprKind::ParseInt(b)
+            | ExprKind::Trim(b)
             | ExprKind::Timestamp(b)
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
@@ -442,7 +436,15 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Lit(v) => v.clone(),
             ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Val::unknown),
-            ExprKind::Doc(k) => self.single.get(*k as usize).cloned().flatten().unwrap_or_else(Val::unknown),
+            ExprKind::Doc(k) => self.single.get(*k as usize).cloned().flatten().unwrap_or_else(|| {
+                // Judged without that document: what the rule needs of it is missing evidence.
+                let name = self.policy.documents.get(*k as usize).map(|d| d.name.as_str()).unwrap_or("?");
+                Val::missing(
+                    &format!("{} (no `{name}` document was checked with this one)", e.text),
+                    None,
+                    Span::default(),
+                )
+            }),
             ExprKind::Docs(k) => Val::computed(V::Docs(*k)),
             ExprKind::ListGet(list, index) => {
                 let l = self.eval(list);
@@ -690,6 +692,13 @@ impl<'a> Evaluator<'a> {
                     _ => Val::unknown(),
                 }
             }
+            ExprKind::Trim(s) => {
+                let v = self.eval(s);
+                match &v.kind {
+                    V::Str(s) => Val::new(V::Str(s.trim().into()), v.origin.clone()),
+                    _ => v,
+                }
+            }
             ExprKind::ParseInt(s) => {
                 let v = self.eval(s);
                 match &v.kind {
@@ -721,6 +730,8 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x);
                 let text = match &v.origin {
                     _ if !v.is_absent() => "present".to_string(),
+                    // A file that was not read says which and why; anything else is missing.
+                    Origin::Missing { what, .. } if what.starts_with('`') => what.to_string(),
                     Origin::Missing { what, .. } => format!("`{what}` is absent"),
                     Origin::Document { .. } => "the value is invalid".to_string(),
                     _ => "it is unknown".to_string(),

@@ -396,6 +396,8 @@ pub enum ExprKind {
     Split(Box<Expr>, Box<Expr>),
     /// A string without one trailing occurrence of a suffix.
     TrimSuffix(Box<Expr>, Box<Expr>),
+    /// A string without leading and trailing white space.
+    Trim(Box<Expr>),
     /// A string read as an integer (absent if it is not one).
     ParseInt(Box<Expr>),
     /// An RFC 3339 timestamp as seconds since the epoch (absent if malformed).

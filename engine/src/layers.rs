@@ -59,8 +59,29 @@ pub fn merge(
         }
         seen.push((input, layer));
         m.layer = layer;
+        let refused_before = m.refusals(CHECK_UNTRUSTED);
         merged = m.top(&merged, &root, record);
+        if layer > 0 && m.refusals(CHECK_UNTRUSTED) == refused_before {
+            m.outcome(CHECK_UNTRUSTED, Outcome::Pass, &(l.names)(input), &root, String::new());
+        }
         ordered.push((input, root));
+    }
+    // Every layer rule has an outcome: its failures, its passes, or why it did not apply.
+    let first = ordered.first().map(|(_, v)| v.clone()).unwrap_or_else(Val::unknown);
+    if m.refusals(CHECK_ORDER) == 0 {
+        m.outcome(CHECK_ORDER, Outcome::Pass, "deployment", &first, String::new());
+    }
+    let lower = m.layer_of_doc.iter().any(|(_, layer)| *layer > 0);
+    for check in [CHECK_LOOSEN, CHECK_UNTRUSTED] {
+        let rule = check_rule(l, check);
+        if !m.findings.iter().any(|f| f.rule == rule) {
+            let why = if lower {
+                "no lower layer sets a value this rule judges".to_string()
+            } else {
+                "no document of a lower layer was checked".to_string()
+            };
+            m.outcome(check, Outcome::NotApplicable, "deployment", &first, why);
+        }
     }
     (merged, ordered, m.findings)
 }
@@ -108,6 +129,27 @@ impl Merger<'_, '_> {
             Origin::Policy(_) => "the shipped default".into(),
             _ => "nothing".into(),
         }
+    }
+
+    /// How many failures of a layer check were found so far.
+    fn refusals(&self, check: usize) -> usize {
+        let rule = check_rule(self.l, check);
+        self.findings.iter().filter(|f| f.rule == rule && f.outcome == Outcome::Fail).count()
+    }
+
+    /// A pass (or not-applicable) outcome of a layer check, located at `at`.
+    fn outcome(&mut self, check: usize, outcome: Outcome, subject: &str, at: &Val, message: String) {
+        self.findings.push(Finding {
+            rule: check_rule(self.l, check),
+            outcome,
+            subject: subject.into(),
+            message,
+            location: if outcome == Outcome::Pass { at.origin.document_span() } else { None },
+            policy: self.l.layers.checks[check].as_ref().map(|c| c.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
     }
 
     fn refuse(&mut self, check: usize, over: &Val, base: Option<&Val>, path: &str, message: String) {
@@ -291,7 +333,10 @@ impl Merger<'_, '_> {
                         self.refuse(CHECK_LOOSEN, over, Some(&reference), path, message);
                         reference
                     }
-                    _ => over.clone(),
+                    _ => {
+                        self.outcome(CHECK_LOOSEN, Outcome::Pass, path, over, String::new());
+                        over.clone()
+                    }
                 }
             }
         }

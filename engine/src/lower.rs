@@ -1681,7 +1681,7 @@ impl<'a> RuleLowerer<'a> {
                 let (x, y) = (Box::new(x), Box::new(y));
                 (if name.text == "max" { ExprKind::Max(x, y) } else { ExprKind::Min(x, y) }, at)
             }
-            "lower" | "int" | "timestamp" => {
+            "lower" | "int" | "timestamp" | "trim" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
                 }
@@ -1690,6 +1690,7 @@ impl<'a> RuleLowerer<'a> {
                 match name.text.as_str() {
                     "lower" => (ExprKind::Lower(x), Ty::Str),
                     "int" => (ExprKind::ParseInt(x), Ty::Int),
+                    "trim" => (ExprKind::Trim(x), Ty::Str),
                     _ => (ExprKind::Timestamp(x), Ty::Int),
                 }
             }
@@ -1848,7 +1849,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 17] = [
+const BUILTINS: [&str; 18] = [
     "present",
     "absent",
     "count",
@@ -1866,6 +1867,7 @@ const BUILTINS: [&str; 17] = [
     "matches",
     "holds",
     "reason",
+    "trim",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {
