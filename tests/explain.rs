@@ -1,21 +1,7 @@
 //! `grail explain` and layers of trust, as a person reads them.
 
-use std::process::Command;
-
-fn grail(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("grail runs");
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+mod common;
+use common::grail;
 
 #[test]
 fn a_demoted_c3_auto_merge_names_the_gate_and_the_review_cell() {

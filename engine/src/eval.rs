@@ -32,9 +32,9 @@ pub fn evaluate_rule(
 ) {
     let Some(&judged) = rule.reads.first() else { return };
     // A layered kind is judged once, merged; any other kind once per document.
-        let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
+    let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
     // A document judged on its own is named by its file; a merged one by its binder.
-        let layered = policy.layers.iter().any(|l| l.document == judged);
+    let layered = policy.layers.iter().any(|l| l.document == judged);
     let subjects: Vec<(String, Val)> = match roots.single.get(judged as usize) {
         Some(Some(merged)) if layered => vec![(binder.clone(), merged.clone())],
         _ => roots.all.get(judged as usize).cloned().unwrap_or_default(),
@@ -56,7 +56,7 @@ pub fn evaluate_rule(
             out,
             subject: Vec::new(),
             bound: Vec::new(),
-                        default_subject: name,
+            default_subject: name,
             root_span,
             steps: Vec::new(),
         };

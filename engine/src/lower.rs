@@ -1209,22 +1209,7 @@ impl<'a> RuleLowerer<'a> {
             A::Field(base, name) => {
                 let (b, bt) = self.boxed(base);
                 match &bt {
-                    Ty::Record(r) => {
-                        let rec = &self.lw.policy.records[*r as usize];
-                        match rec.field(&name.text) {
-                            Some(i) => {
-                                let ty = rec.fields[i].ty.clone();
-                                (ExprKind::Field(b, i), ty)
-                            }
-                            None => {
-                                let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
-                                let what = format!("field:{}", rec.name);
-                                let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                                self.lw.unknown_name(self.loc(name.span), &what, &name.text, &names);
-                                (ExprKind::Lit(Val::unknown()), Ty::Error)
-                            }
-                        }
-                    }
+                    Ty::Record(r) => self.record_field(b, *r, &name.text, name.span),
                     Ty::Row(m) => {
                         let def = &self.lw.policy.matrices[*m as usize];
                         match def.columns.iter().position(|c| c.name == name.text) {
@@ -1260,22 +1245,7 @@ impl<'a> RuleLowerer<'a> {
                         (ExprKind::MapGet(b, Box::new(i)), *v)
                     }
                     Ty::Record(r) => match &index.kind {
-                        ast::ExprKind::Lit(ast::Literal::Str(name, span)) => {
-                            let rec = &self.lw.policy.records[r as usize];
-                            match rec.field(name) {
-                                Some(i) => {
-                                    let ty = rec.fields[i].ty.clone();
-                                    (ExprKind::Field(b, i), ty)
-                                }
-                                None => {
-                                    let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
-                                    let what = format!("field:{}", rec.name);
-                                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                                    self.lw.unknown_name(self.loc(*span), &what, name, &names);
-                                    (ExprKind::Lit(Val::unknown()), Ty::Error)
-                                }
-                            }
-                        }
+                        ast::ExprKind::Lit(ast::Literal::Str(name, span)) => self.record_field(b, r, name, *span),
                         _ => {
                             self.mismatch(index.span, "a record is indexed by a field name in quotes".into());
                             (ExprKind::Lit(Val::unknown()), Ty::Error)
@@ -1360,6 +1330,20 @@ impl<'a> RuleLowerer<'a> {
                 (ExprKind::Comprehension { value: v, pattern: p, domain: d, filter }, Ty::List(Box::new(vt)))
             }
         }
+    }
+
+    /// A field of a record, by name (`r.field` or `r["field"]`).
+    fn record_field(&mut self, base: Box<Expr>, record: RecordId, name: &str, span: Span) -> (ExprKind, Ty) {
+        let rec = &self.lw.policy.records[record as usize];
+        if let Some(i) = rec.field(name) {
+            let ty = rec.fields[i].ty.clone();
+            return (ExprKind::Field(base, i), ty);
+        }
+        let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
+        let what = format!("field:{}", rec.name);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.lw.unknown_name(self.loc(span), &what, name, &names);
+        (ExprKind::Lit(Val::unknown()), Ty::Error)
     }
 
     fn name(&mut self, n: &ast::Name) -> (ExprKind, Ty) {
