@@ -1,0 +1,113 @@
+//! Inputs that try to escape: a transcript path out of the binding's folder, a
+//! symbolic link out of it, a file far too large, a work item with two
+//! markers. Each gives its located finding, and nothing else fails.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::grail;
+
+/// A fresh folder under the system's temporary folder.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("grail-escape-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("temporary folder");
+    dir
+}
+
+const TRANSCRIPT: &str = r#"{"client_ready": true, "outer_context_networked": true, "assertions": {
+  "egress_denied": {"host": "a.example.net,api.example.org", "transport_outcome": "tls-failed,connect-failed",
+    "outer_fingerprint": "AA:01,BB:02", "inner_fingerprint": "-,-", "origin_bytes_read": "0,0"},
+  "workspace_host_write_contained": {"canary_shapes": "plain,dotfile,git-relative", "host_post_absent": "0",
+    "git_config_digest_pre": "absent", "git_config_digest_post": "absent"}}}"#;
+
+fn binding(probe: &str) -> String {
+    format!(
+        r#"schema_version: "1.0"
+escalation_routes: {{verification-divergence: oncall}}
+isolation:
+  surfaces:
+    pool:
+      level: L2
+      component_reachable_hosts: [api.example.org]
+      probe: {probe}
+"#
+    )
+}
+
+/// The rules that did not pass, as `rule:outcome` (JSON report).
+fn not_passing(dir: &Path, file: &str) -> Vec<String> {
+    let path = dir.join(file);
+    let out = grail(&["check", "--format", "json", path.to_str().expect("utf-8 path")]);
+    let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
+    let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let mut v: Vec<String> = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["outcome"] == "fail" || f["outcome"] == "unknown")
+        .map(|f| {
+            format!("{}:{}:{}", f["rule"].as_str().unwrap_or(""), f["outcome"].as_str().unwrap_or(""), f["message"])
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_readable_transcript_proves_the_surface() {
+    let dir = scratch("good");
+    fs::write(dir.join("probe.json"), TRANSCRIPT).expect("write");
+    fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
+    assert_eq!(not_passing(&dir, "binding.yaml"), Vec::<String>::new());
+}
+
+#[test]
+fn a_path_out_of_the_folder_is_probe_missing_and_nothing_else() {
+    let dir = scratch("dotdot");
+    fs::write(dir.join("binding.yaml"), binding("../../etc/passwd")).expect("write");
+    let found = not_passing(&dir, "binding.yaml");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("probe.missing:unknown") && found[0].contains("leaves the document's folder"),
+        "{found:#?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_out_of_the_folder_is_probe_missing_and_nothing_else() {
+    let outside = scratch("outside");
+    fs::write(outside.join("probe.json"), TRANSCRIPT).expect("write");
+    let dir = scratch("symlink");
+    std::os::unix::fs::symlink(outside.join("probe.json"), dir.join("probe.json")).expect("symlink");
+    fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
+    let found = not_passing(&dir, "binding.yaml");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with("probe.missing:unknown") && found[0].contains("symbolic link"), "{found:#?}");
+}
+
+#[test]
+fn a_transcript_of_a_gigabyte_is_refused_before_it_is_read() {
+    let dir = scratch("huge");
+    let file = fs::File::create(dir.join("probe.json")).expect("create");
+    file.set_len(1 << 30).expect("a sparse file of 1 GiB");
+    fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
+    let found = not_passing(&dir, "binding.yaml");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with("probe.missing:unknown") && found[0].contains("bytes"), "{found:#?}");
+}
+
+#[test]
+fn a_work_item_with_two_markers_is_envelope_marker_and_nothing_else() {
+    let dir = scratch("markers");
+    let record = "```json\n{\"signal.class\": \"channel-feed\"}\n```\n";
+    let item = format!("# item\n<!-- autonomy:signal:v1 -->\n{record}\n<!-- autonomy:signal:v1 -->\n{record}");
+    fs::write(dir.join("item.md"), item).expect("write");
+    let found = not_passing(&dir, "item.md");
+    // The marker finding; and, since no envelope could be read, `envelope.empty`.
+    assert!(found.iter().any(|f| f.starts_with("envelope.marker:fail") && f.contains("2 times")), "{found:#?}");
+    assert!(found.iter().all(|f| f.starts_with("envelope.marker:") || f.starts_with("envelope.empty:")), "{found:#?}");
+}
