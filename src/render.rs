@@ -71,6 +71,19 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
     out
 }
 
+/// The syntax errors of one policy file, as `grail check` shows them.
+pub fn syntax_errors(path: &str, text: &str, errors: &[grail_lang::ParseError]) -> String {
+    let mut out = String::new();
+    for e in errors {
+        let diag = MietteDiagnostic::new(e.message.clone())
+            .with_code("syntax")
+            .with_severity(miette::Severity::Error)
+            .with_label(labeled(e.span, text, None));
+        out.push_str(&render(diag, path, text));
+    }
+    out
+}
+
 fn outcome_word(o: Outcome) -> &'static str {
     match o {
         Outcome::Pass => "pass",

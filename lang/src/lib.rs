@@ -4,7 +4,9 @@
 //! Parsing never fails: [`parse`] returns a tree and a list of errors.
 
 pub mod ast;
+pub mod format;
 pub mod parser;
 pub mod print;
 
-pub use parser::{ParseError, Parsed, parse};
+pub use format::format;
+pub use parser::{Comment, ParseError, Parsed, comments, parse};

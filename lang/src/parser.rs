@@ -773,3 +773,104 @@ fn unescape(s: &str) -> String {
 fn parse_int(s: &str) -> i64 {
     s.parse::<i64>().unwrap_or(if s.starts_with('-') { i64::MIN } else { i64::MAX })
 }
+
+/// A comment in the source: from `//` to the end of its line (the newline
+/// excluded). `doc` marks a `///` line the parser reads as the documentation
+/// of the item or field below it; any other `///` line is an ordinary comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Comment {
+    pub span: Span,
+    pub doc: bool,
+}
+
+/// Every comment of a file, in source order. In an item that parses, a
+/// comment is what the grammar skips as one, so `//` inside a string or a
+/// message is not one; in an item that does not parse, comments are found by
+/// a scan of each line that skips over strings (best effort).
+pub fn comments(text: &str) -> Vec<Comment> {
+    let mut comments = Vec::new();
+    for chunk in item_chunks(text) {
+        let source = &text[chunk.start..chunk.end];
+        let parsed = if chunk.is_item { GrailParser::parse(Rule::file_item, source).ok() } else { None };
+        match parsed {
+            Some(pairs) => {
+                // The text no pair covers (keywords, punctuation, whitespace
+                // and comments) holds no string, so a `//` there starts a comment.
+                let mut covered: Vec<(usize, usize)> = Vec::new();
+                for pair in pairs.flatten() {
+                    let span = pair.as_span();
+                    if pair.as_rule() == Rule::doc {
+                        let span = Span::new(chunk.start + span.start(), chunk.start + span.end());
+                        comments.push(Comment { span, doc: true });
+                        covered.push((span.start, span.end));
+                    } else if pair.clone().into_inner().next().is_none() {
+                        covered.push((chunk.start + span.start(), chunk.start + span.end()));
+                    }
+                }
+                covered.sort_unstable();
+                let mut at = chunk.start;
+                for (start, end) in covered {
+                    if start > at {
+                        scan_gap(text, at, start, &mut comments);
+                    }
+                    at = at.max(end);
+                }
+                scan_gap(text, at, chunk.end, &mut comments);
+            }
+            None => scan_lines(text, chunk.start, chunk.end, &mut comments),
+        }
+    }
+    comments.sort_by_key(|c| c.span.start);
+    comments
+}
+
+/// The comments in `text[start..end]`, a stretch that holds no string.
+fn scan_gap(text: &str, start: usize, end: usize, out: &mut Vec<Comment>) {
+    let mut at = start;
+    while let Some(found) = text[at..end].find("//") {
+        let begin = at + found;
+        let stop = text[begin..].find('\n').map_or(text.len(), |n| begin + n);
+        out.push(Comment { span: Span::new(begin, stop), doc: false });
+        at = stop.min(end);
+    }
+}
+
+/// The comments in `text[start..end]` by a scan that skips strings.
+fn scan_lines(text: &str, start: usize, end: usize, out: &mut Vec<Comment>) {
+    let bytes = text.as_bytes();
+    let mut in_string = false;
+    let mut i = start;
+    while i < end {
+        match bytes[i] {
+            b'\n' => in_string = false,
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => {
+                let stop = text[i..end].find('\n').map_or(end, |n| i + n);
+                out.push(Comment { span: Span::new(i, stop), doc: false });
+                i = stop;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The spans of the expressions the source writes in parentheses (the tree
+/// drops the parentheses), sorted. Items that do not parse are skipped.
+pub fn parenthesized(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for chunk in item_chunks(text).into_iter().filter(|c| c.is_item) {
+        let Ok(pairs) = GrailParser::parse(Rule::file_item, &text[chunk.start..chunk.end]) else { continue };
+        let b = Builder { offset: chunk.start };
+        for pair in pairs.flatten().filter(|p| p.as_rule() == Rule::paren) {
+            if let Some(inner) = pair.into_inner().next() {
+                spans.push(b.expr(inner).span);
+            }
+        }
+    }
+    spans.sort_unstable();
+    spans.dedup();
+    spans
+}

@@ -1,13 +1,19 @@
 //! What the command-line tests share.
 
+use std::path::Path;
 use std::process::Command;
 
 /// Runs `grail` from the repository root, without colour, and returns its
 /// exit status, standard output and standard error as one text.
 pub fn grail(args: &[&str]) -> String {
+    grail_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// Runs `grail` from `dir`, as [`grail`] does from the repository root.
+pub fn grail_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_grail"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(dir)
         .env("NO_COLOR", "1")
         .output()
         .expect("grail runs");
