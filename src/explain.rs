@@ -6,8 +6,9 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::db::{Compiled, explain_deployment};
-use grail_engine::diagnostic::{Provenance, Step};
+use grail_engine::diagnostic::{Provenance, Read, Step};
 use grail_engine::explain::{Cell, subject_mentions};
+use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
@@ -59,7 +60,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
 
     let text = match args.format {
-        Format::Human => cx.human(&shown, &e.findings, &findings, &cells, args.verbose),
+        Format::Human => cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose),
         Format::Json => {
             format!("{}\n", serde_json::to_string_pretty(&cx.json(&e.findings, &findings, &cells)).unwrap_or_default())
         }
@@ -129,12 +130,15 @@ impl Cx<'_> {
         self.compiled.policy.rules.iter().find(|r| r.id == id).map(|r| r.docs.join(" ")).unwrap_or_default()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn human(
         &self,
         shown: &[SourceText],
         all: &[Finding],
         findings: &[&Finding],
         cells: &[&Cell],
+        answers: &[(Decision, Vec<Read>)],
+        keys: &BTreeSet<&str>,
         verbose: bool,
     ) -> String {
         let mut out = String::new();
@@ -234,7 +238,44 @@ impl Cx<'_> {
                 }
             }
         }
+        self.answers(&mut out, answers, keys, verbose);
         out
+    }
+
+    /// The answers of the questions about the documents: what is permitted, what is refused and why.
+    fn answers(&self, out: &mut String, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) {
+        let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
+        questions.dedup();
+        for q in questions {
+            let mine: Vec<&(Decision, Vec<Read>)> = answers
+                .iter()
+                .filter(|(d, _)| d.question == q)
+                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
+                .collect();
+            let Some((first, _)) = mine.first() else { continue };
+            let docs =
+                self.compiled.policy.questions.iter().find(|x| x.id == q).map(|x| x.docs.join(" ")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "\n{q} ({}){}",
+                first.action,
+                if docs.is_empty() { String::new() } else { format!(": {docs}") }
+            );
+            let tuple =
+                |d: &Decision| d.attributes.iter().map(|(_, a, v)| format!("{a} {v}")).collect::<Vec<_>>().join(", ");
+            let permitted: Vec<String> = mine.iter().filter(|(d, _)| d.allowed).map(|(d, _)| tuple(d)).collect();
+            let _ = writeln!(
+                out,
+                "  permitted: {}",
+                if permitted.is_empty() { "nothing".into() } else { permitted.join("; ") }
+            );
+            for (d, reads) in mine.iter().filter(|(d, _)| !d.allowed) {
+                let _ = writeln!(out, "  refused:   {}", tuple(d));
+                for r in reads.iter().filter(|r| verbose || !(r.value.starts_with('{') || r.value.starts_with('['))) {
+                    let _ = writeln!(out, "      {} = {}  ({})", r.expr, r.value, self.provenance(&r.from));
+                }
+            }
+        }
     }
 
     fn step(&self, out: &mut String, step: &Step, verbose: bool) {

@@ -107,9 +107,7 @@ impl Walk<'_, '_> {
     /// Records a clause passed (when tracing), with what it read since the last.
     fn step(&mut self, ev: &mut Evaluator<'_>, clause: String, result: String) -> bool {
         let Some(reads) = ev.reads.as_mut() else { return false };
-        let mut taken = std::mem::take(reads);
-        let mut seen = std::collections::HashSet::new();
-        taken.retain(|r| seen.insert(r.expr.clone()));
+        let taken = last_reads(std::mem::take(reads));
         self.steps.push(Step { clause, result, reads: taken });
         true
     }
@@ -829,6 +827,16 @@ fn distinct(policy: &Policy, items: &[Val]) -> Option<Vec<Val>> {
         }
     }
     Some(out)
+}
+
+/// The last value read of each expression, in reading order: after a
+/// quantifier, the element that decided it.
+pub(crate) fn last_reads(mut reads: Vec<Read>) -> Vec<Read> {
+    let mut seen = std::collections::HashSet::new();
+    reads.reverse();
+    reads.retain(|r| seen.insert(r.expr.clone()));
+    reads.reverse();
+    reads
 }
 
 /// An origin as explanations show it.

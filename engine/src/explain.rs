@@ -4,9 +4,10 @@
 //! whether a failing gate demoted it to the shipped value.
 
 use crate::check::{self, Attachment, Input};
-use crate::diagnostic::{Finding, Outcome, Provenance};
+use crate::diagnostic::{Finding, Outcome, Provenance, Read};
 use crate::eval::provenance;
 use crate::hir::*;
+use crate::question::Decision;
 use crate::value::{Origin, Val, ValKind};
 
 /// What `explain` shows.
@@ -18,6 +19,9 @@ pub struct Explanation {
     pub cells: Vec<Cell>,
     /// The layer of each layered document: (document index, layer).
     pub layers: Vec<(u32, String)>,
+    /// The answers of the questions about the documents checked, each with
+    /// the values its `allow` read.
+    pub answers: Vec<(Decision, Vec<Read>)>,
 }
 
 /// One cell of the effective state, e.g. `merge_policy` of `C3`.
@@ -56,7 +60,8 @@ pub fn explain(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<
         let record = policy.documents[kind].record;
         cells.extend(cells_of(policy, record, root, &run.findings));
     }
-    Explanation { findings: run.findings, cells, layers: run.layers }
+    let answers = crate::question::decide_traced(policy, &run);
+    Explanation { findings: run.findings, cells, layers: run.layers, answers }
 }
 
 /// The cells of a document: every top-level map keyed by an enumeration,

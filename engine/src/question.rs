@@ -5,6 +5,7 @@
 use grail_lang::ast::RequestSide;
 
 use crate::check::Run;
+use crate::diagnostic::Read;
 use crate::hir::{Policy, QuestionDef};
 use crate::value::{Truth, Val};
 
@@ -21,15 +22,29 @@ pub struct Decision {
 
 /// Every answer of every question, in declaration and domain order.
 pub fn decide(policy: &Policy, run: &Run) -> Vec<Decision> {
+    answer(policy, run, false).into_iter().map(|(d, _)| d).collect()
+}
+
+/// The answers of the questions whose documents were all checked, each with
+/// the values its `allow` read (for explanations).
+pub fn decide_traced(policy: &Policy, run: &Run) -> Vec<(Decision, Vec<Read>)> {
+    answer(policy, run, true)
+}
+
+fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)> {
     let mut out = Vec::new();
     for q in &policy.questions {
+        // Explanations answer the questions about the documents checked, and only those.
+        if trace && (q.reads.is_empty() || q.reads.iter().any(|k| run.all.get(*k as usize).is_none_or(Vec::is_empty))) {
+            continue;
+        }
         let mut ev = crate::eval::Evaluator {
             policy,
             single: &run.single,
             all: &run.all,
             prior: &run.findings,
             env: vec![Val::unknown(); q.slots as usize],
-            reads: None,
+            reads: trace.then(Vec::new),
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);
     }
@@ -41,11 +56,17 @@ fn tuples(
     i: usize,
     ev: &mut crate::eval::Evaluator<'_>,
     attrs: &mut Vec<(RequestSide, String, String)>,
-    out: &mut Vec<Decision>,
+    out: &mut Vec<(Decision, Vec<Read>)>,
 ) {
     let Some(var) = q.vars.get(i) else {
+        if let Some(reads) = ev.reads.as_mut() {
+            reads.clear();
+        }
         let allowed = ev.eval(&q.allow).as_truth() == Truth::True;
-        out.push(Decision { question: q.id.clone(), action: q.action.clone(), attributes: attrs.clone(), allowed });
+        let reads = crate::eval::last_reads(ev.reads.as_mut().map(std::mem::take).unwrap_or_default());
+        let decision =
+            Decision { question: q.id.clone(), action: q.action.clone(), attributes: attrs.clone(), allowed };
+        out.push((decision, reads));
         return;
     };
     let domain = ev.eval(&var.domain);
