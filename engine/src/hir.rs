@@ -241,6 +241,8 @@ pub struct QuestionDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuestionVarDef {
     pub pattern: PatternDef,
+    /// The pattern's variable names, as written.
+    pub names: Vec<String>,
     pub domain: Expr,
     pub side: grail_lang::ast::RequestSide,
     pub attribute: String,

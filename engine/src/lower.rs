@@ -879,6 +879,17 @@ impl Lowerer {
             for item in &file.items {
                 if let ast::Item::Question(q) = item {
                     let question = RuleLowerer::new(self, files, f as u32).question(q);
+                    // A runtime authoriser tells questions apart by their action alone.
+                    if let Some(first) = self.policy.questions.iter().find(|o| o.action == question.action) {
+                        let first = first.loc;
+                        self.error(
+                            "duplicate-name",
+                            Loc { file: f as u32, span: q.action.span },
+                            format!("`{}` is the action of two questions", question.action),
+                        )
+                        .labels
+                        .push((first, "first asked here".into()));
+                    }
                     self.policy.questions.push(question);
                 }
             }
@@ -1082,7 +1093,8 @@ impl<'a> RuleLowerer<'a> {
                 );
             }
             attributes.push((v.side, &v.attribute.text));
-            vars.push(QuestionVarDef { pattern, domain, side: v.side, attribute: v.attribute.text.clone() });
+            let names = v.pattern.names().iter().map(|n| n.text.clone()).collect();
+            vars.push(QuestionVarDef { pattern, names, domain, side: v.side, attribute: v.attribute.text.clone() });
         }
         let allow = self.boolean(&q.allow);
         QuestionDef {

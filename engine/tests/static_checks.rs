@@ -339,3 +339,20 @@ rule a.b
 "#,
     );
 }
+
+#[test]
+fn two_questions_cannot_ask_about_one_action() {
+    check(
+        r#"
+question q.first
+  action "merge"
+  for c in Class as resource.class
+  allow doc.force[c] == "blocking"
+question q.second
+  action "merge"
+         ^^^^^^^ duplicate-name: `merge` is the action of two questions
+  for c in Class as resource.class
+  allow true
+"#,
+    );
+}
