@@ -9,6 +9,7 @@ pub mod conform;
 pub mod db;
 pub mod diagnostic;
 pub mod document;
+pub mod emit;
 pub mod eval;
 pub mod explain;
 pub mod hir;

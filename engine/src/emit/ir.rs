@@ -1,0 +1,245 @@
+//! The lowered policy as versioned JSON (`docs/ir.md`): what other tools read
+//! instead of parsing grail.
+//!
+//! Only meaning goes in: names, types, defaults, bounds, rule ids, and
+//! expressions as the printer writes them (normalised, so reformatting the
+//! source changes nothing). No span, file index or slot number appears.
+
+use grail_lang::ast::{BoundKind, EnumOrder, RequestSide};
+use serde_json::{Value, json};
+
+use crate::hir::{
+    CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, LayersDef, MatrixDef, Policy,
+    QuestionDef, RecordDef, RuleDef, SelectorDef, Template, TemplatePart, Ty,
+};
+
+/// The version of the format; it grows when a change would mislead a reader of the previous one.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The names of the structural checks, in the order of [`Checks`].
+const CHECK_NAMES: [&str; CHECK_KINDS] =
+    ["syntax", "duplicate_key", "unknown_key", "type", "missing_key", "empty", "loosen", "untrusted", "order"];
+
+/// The lowered policy as JSON; `name` is the policy's name (its folder).
+pub fn ir(policy: &Policy, name: &str) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("format_version".into(), json!(FORMAT_VERSION));
+    out.insert("policy".into(), json!(name));
+    out.insert("enums".into(), policy.enums.iter().map(enumeration).collect());
+    out.insert("matrices".into(), policy.matrices.iter().map(|m| matrix(policy, m)).collect());
+    out.insert("records".into(), policy.records.iter().map(|r| record(policy, r)).collect());
+    out.insert("documents".into(), policy.documents.iter().map(|d| document(policy, d)).collect());
+    out.insert("layers".into(), policy.layers.iter().map(|l| layers(policy, l)).collect());
+    out.insert("rules".into(), policy.rules.iter().map(|r| rule(policy, r)).collect());
+    out.insert("questions".into(), policy.questions.iter().map(|q| question(policy, q)).collect());
+    Value::Object(out)
+}
+
+fn enumeration(e: &EnumDef) -> Value {
+    let order = match e.order {
+        EnumOrder::None => "none",
+        EnumOrder::Ordered => "ordered",
+        EnumOrder::TightestFirst => "tightest_first",
+    };
+    json!({"name": e.name, "order": order, "variants": e.variants, "docs": e.docs})
+}
+
+fn matrix(policy: &Policy, m: &MatrixDef) -> Value {
+    let key = policy.enums.get(m.key_enum as usize);
+    let variants = key.map(|k| k.variants.as_slice()).unwrap_or_default();
+    let mut rows = serde_json::Map::new();
+    for (v, variant) in variants.iter().enumerate() {
+        let mut cells = serde_json::Map::new();
+        for (c, col) in m.columns.iter().enumerate() {
+            let cell = m.cells.get(v).and_then(|r| r.get(c)).map_or(Value::Null, |x| super::literal(policy, x));
+            cells.insert(col.name.clone(), cell);
+        }
+        rows.insert(variant.clone(), Value::Object(cells));
+    }
+    let columns: Vec<Value> = m.columns.iter().map(|c| json!({"name": c.name, "type": ty(policy, &c.ty)})).collect();
+    json!({"name": m.name, "key": key.map(|k| k.name.clone()), "columns": columns, "rows": rows, "docs": m.docs})
+}
+
+fn record(policy: &Policy, r: &RecordDef) -> Value {
+    let fields: Vec<Value> = r.fields.iter().map(|f| field(policy, f)).collect();
+    json!({
+        "name": r.name,
+        "identity": r.identity.and_then(|i| r.fields.get(i)).map(|f| f.name.clone()),
+        "checks": checks(&r.checks),
+        "fields": fields,
+        "docs": r.docs,
+    })
+}
+
+fn document(policy: &Policy, d: &DocumentDef) -> Value {
+    let selector = match &d.selector {
+        SelectorDef::Absent(key) => json!({"absent": key}),
+        SelectorDef::Equals(key, v) => json!({"equals": {"key": key, "value": v}}),
+        SelectorDef::Markdown { marker, rule } => json!({"markdown": {"marker": marker, "rule": rule.rule}}),
+    };
+    let forbids: Vec<Value> = d.forbids.iter().map(|f| json!({"key": f.key, "rule": f.rule})).collect();
+    json!({
+        "name": d.name,
+        "binder": d.binder,
+        "all_binder": d.all_binder,
+        "selector": selector,
+        "record": policy.records.get(d.record as usize).map(|r| r.name.clone()),
+        "checks": checks(&d.checks),
+        "forbids": forbids,
+        "docs": d.docs,
+    })
+}
+
+fn layers(policy: &Policy, l: &LayersDef) -> Value {
+    let only: Vec<Value> = l.only.iter().map(|(f, i)| json!({"field": f, "layer": l.layers.get(*i)})).collect();
+    json!({
+        "document": doc_name(policy, l.document),
+        "key": l.key,
+        "layers": l.layers,
+        "default": l.layers.get(l.default),
+        "only": only,
+        "free": l.free,
+        "checks": checks(&l.checks),
+    })
+}
+
+fn rule(policy: &Policy, r: &RuleDef) -> Value {
+    let reads: Vec<Value> = r.reads.iter().map(|k| doc_name(policy, *k)).collect();
+    let clauses: Vec<Value> = r.clauses.iter().map(clause).collect();
+    json!({"id": r.id, "reads": reads, "clauses": clauses, "at": r.at.as_ref().map(text), "docs": r.docs})
+}
+
+fn question(policy: &Policy, q: &QuestionDef) -> Value {
+    let reads: Vec<Value> = q.reads.iter().map(|k| doc_name(policy, *k)).collect();
+    let variables: Vec<Value> = q
+        .vars
+        .iter()
+        .map(|v| {
+            let side = match v.side {
+                RequestSide::Principal => "principal",
+                RequestSide::Resource => "resource",
+            };
+            json!({"names": v.names, "in": text(&v.domain), "side": side, "attribute": v.attribute})
+        })
+        .collect();
+    json!({
+        "id": q.id,
+        "action": q.action,
+        "reads": reads,
+        "variables": variables,
+        "allow": text(&q.allow),
+        "docs": q.docs,
+    })
+}
+
+fn doc_name(policy: &Policy, k: u32) -> Value {
+    policy.documents.get(k as usize).map_or(Value::Null, |d| json!(d.name))
+}
+
+fn checks(c: &Checks) -> Value {
+    let map: serde_json::Map<String, Value> = c
+        .iter()
+        .zip(CHECK_NAMES)
+        .filter_map(|(c, name)| c.as_ref().map(|c| (name.to_string(), json!(c.rule))))
+        .collect();
+    Value::Object(map)
+}
+
+fn field(policy: &Policy, f: &FieldDef) -> Value {
+    let default = f.default.as_ref().map(|d| match d {
+        DefaultDef::Column { matrix, column, .. } => {
+            let m = &policy.matrices[*matrix as usize];
+            json!({"column": {"matrix": m.name, "column": m.columns.get(*column).map(|c| c.name.clone())}})
+        }
+        DefaultDef::Value(v) => json!({"value": super::literal(policy, v)}),
+    });
+    let bounds: Vec<Value> = f
+        .bounds
+        .iter()
+        .map(|b| {
+            let m = &policy.matrices[b.matrix as usize];
+            let kind = match b.kind {
+                BoundKind::Floor => "floor",
+                BoundKind::Ceiling => "ceiling",
+            };
+            json!({"kind": kind, "matrix": m.name, "column": m.columns.get(b.column).map(|c| c.name.clone()), "rule": b.rule})
+        })
+        .collect();
+    json!({
+        "name": f.name,
+        "type": ty(policy, &f.ty),
+        "optional": f.optional,
+        "ref": f.is_ref,
+        "min": f.int_min,
+        "default": default,
+        "bounds": bounds,
+        "unique": f.unique.as_ref().map(|u| u.rule.clone()),
+        "docs": f.docs,
+    })
+}
+
+/// A type: `{"type": "bool" | "int" | "string"}`, `{"type": "enum", "name": ...}`,
+/// `{"type": "record", "name": ...}`, `{"type": "list", "item": T}`, `{"type": "map", "key": K, "value": V}`.
+pub fn ty(policy: &Policy, t: &Ty) -> Value {
+    match t {
+        Ty::Bool => json!({"type": "bool"}),
+        Ty::Int => json!({"type": "int"}),
+        Ty::Str => json!({"type": "string"}),
+        Ty::Enum(e) => json!({"type": "enum", "name": policy.enums.get(*e as usize).map(|d| d.name.clone())}),
+        Ty::Record(r) => json!({"type": "record", "name": policy.records.get(*r as usize).map(|d| d.name.clone())}),
+        Ty::List(item) => json!({"type": "list", "item": ty(policy, item)}),
+        Ty::Map(k, v) => json!({"type": "map", "key": ty(policy, k), "value": ty(policy, v)}),
+        // Not the type of a field or a column; written for completeness.
+        Ty::Matrix(_) | Ty::Row(_) | Ty::Domain(_) | Ty::Pairs(_) | Ty::Error => json!({"type": "other"}),
+    }
+}
+
+fn text(e: &Expr) -> Value {
+    json!(e.text)
+}
+
+fn clause(c: &ClauseDef) -> Value {
+    match c {
+        ClauseDef::For { names, domain, filter, .. } => {
+            json!({"clause": "for", "names": names, "in": text(domain), "if": filter.as_ref().map(text)})
+        }
+        ClauseDef::When { guard, reason } => {
+            json!({"clause": "when", "guard": text(guard), "else": reason.as_ref().map(template)})
+        }
+        ClauseDef::Let { name, value, .. } => json!({"clause": "let", "name": name, "value": text(value)}),
+        ClauseDef::Require { check, fail, message, .. } => json!({
+            "clause": "require",
+            "check": text(check),
+            "else": if *fail { "fail" } else { "unknown" },
+            "message": template(message),
+        }),
+    }
+}
+
+/// A message as grail writes it, without the quotes: text, and `{expr}` holes.
+fn template(t: &Template) -> Value {
+    let mut out = String::new();
+    for part in &t.parts {
+        match part {
+            TemplatePart::Text(s) => {
+                for c in s.chars() {
+                    match c {
+                        '"' | '\\' | '{' | '}' => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                        '\n' => out.push_str("\\n"),
+                        '\t' => out.push_str("\\t"),
+                        c => out.push(c),
+                    }
+                }
+            }
+            TemplatePart::Hole(e) => {
+                out.push('{');
+                out.push_str(&e.text);
+                out.push('}');
+            }
+        }
+    }
+    json!(out)
+}
