@@ -1,5 +1,5 @@
-//! `grail`: check, and in time explain, analyse and compile, guardrail
-//! bindings against policies written in grail; format those policies.
+//! `grail`: check, explain, test and compile guardrail bindings against
+//! policies written in grail; format those policies.
 //!
 //! This is the only place that picks an output format or exits the process.
 
@@ -10,6 +10,7 @@ use camino::Utf8PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod check;
+mod compile;
 mod documents;
 mod explain;
 mod fmt;
@@ -92,6 +93,27 @@ enum Command {
     ///   grail fmt --check policies examples
     #[command(verbatim_doc_comment)]
     Fmt(FmtArgs),
+    /// Compile for tools that do not run grail: Cedar, the rules as JSON, JSON Schema.
+    ///
+    /// --target cedar: the deployment named by FILE... (read as `grail check`
+    /// reads it) is checked first; if the check fails, its report is printed
+    /// on standard error, nothing is written and the exit status is 1.
+    /// Otherwise writes NAME.cedarschema, NAME.cedar (one permit per admission
+    /// answer grail allows; Cedar denies the rest) and entities.json, where
+    /// NAME is the policy's folder name (`guardrails` for the shipped library).
+    /// --target json: the lowered rules as versioned JSON (NAME.ir.json, see
+    /// docs/ir.md). --target jsonschema: a JSON Schema (draft 2020-12) per
+    /// document kind (KIND.schema.json). The output is the same, byte for
+    /// byte, for the same inputs; the files written are listed on standard
+    /// output. Exit status: 0 written, 1 refused, 2 could not run.
+    ///
+    /// Examples:
+    ///   grail compile --target cedar --out build/cedar examples/bindings/good.yaml
+    ///   grail compile --target cedar --out build/cedar org/security.yaml org/operator.yaml org/repo.yaml
+    ///   grail compile --target json --out build/ir
+    ///   grail compile --target jsonschema --out .schemas
+    #[command(verbatim_doc_comment)]
+    Compile(CompileArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,6 +125,38 @@ struct FmtArgs {
     /// The policy files to format, or folders of them.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct CompileArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// What to compile to.
+    #[arg(long, value_enum)]
+    target: Target,
+    /// The folder to write to (created if missing; files of the same name are replaced).
+    #[arg(long, value_name = "DIR")]
+    out: Utf8PathBuf,
+    /// With --target cedar: a document checked with every FILE without being one of them (see `check --binding`).
+    #[arg(long, value_name = "FILE")]
+    binding: Vec<Utf8PathBuf>,
+    /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
+    #[arg(long)]
+    deny_unknown: bool,
+    /// With --target cedar: the documents of the deployment, read together as `grail check` reads them.
+    #[arg(value_name = "FILE")]
+    files: Vec<Utf8PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Target {
+    /// A Cedar schema, policies and entities answering the policy's admission questions for a deployment.
+    Cedar,
+    /// The lowered rule set as versioned JSON.
+    Json,
+    /// A JSON Schema (draft 2020-12) for each document kind.
+    Jsonschema,
 }
 
 #[derive(clap::Args)]
@@ -188,6 +242,7 @@ fn main() -> ExitCode {
         Command::Test(args) => test::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Fmt(args) => fmt::run(&args),
+        Command::Compile(args) => compile::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -59,3 +59,16 @@ pub fn compile(db: &Database, set: PolicySet) -> Result<&Compiled, Fatal> {
     }
     Ok(compiled)
 }
+
+/// The policy's name, which names the files `compile` writes: the folder of
+/// the shipped library's files, or the last component of `--policy DIR`.
+pub fn name(db: &Database, set: PolicySet, dir: Option<&Utf8Path>) -> String {
+    let folder = match dir {
+        Some(dir) => dir.canonicalize_utf8().ok().and_then(|p| p.file_name().map(str::to_string)),
+        None => set
+            .files(db)
+            .first()
+            .and_then(|f| Utf8Path::new(f.path(db)).parent().and_then(|p| p.file_name()).map(str::to_string)),
+    };
+    folder.filter(|n| !n.is_empty()).unwrap_or_else(|| "policy".into())
+}

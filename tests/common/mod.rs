@@ -3,6 +3,14 @@
 use std::path::Path;
 use std::process::Command;
 
+/// What a run of `grail` gave.
+pub struct Output {
+    /// The exit status; -1 when a signal ended the process.
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
 /// Runs `grail` from the repository root, without colour, and returns its
 /// exit status, standard output and standard error as one text.
 pub fn grail(args: &[&str]) -> String {
@@ -11,16 +19,26 @@ pub fn grail(args: &[&str]) -> String {
 
 /// Runs `grail` from `dir`, as [`grail`] does from the repository root.
 pub fn grail_in(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        if out.code < 0 { "signal".into() } else { out.code.to_string() },
+        out.stdout,
+        out.stderr
+    )
+}
+
+/// Runs `grail` from `dir`, without colour: its exit status and outputs apart.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_grail"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .output()
         .expect("grail runs");
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }

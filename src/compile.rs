@@ -1,0 +1,95 @@
+//! `grail compile`: the compile targets, written to a folder.
+//!
+//! `--target cedar` compiles a deployment, which is checked first: one that
+//! `grail check` would fail is refused with the same report (on standard
+//! error), exit 1, and nothing is written. `--target json` and
+//! `--target jsonschema` compile the policy alone. Every file is generated
+//! before the first is written; standard output lists the files written.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use grail_engine::db::{check_deployment, decide_deployment};
+use grail_engine::emit::{self, cedar, ir, json_schema};
+use grail_engine::{Database, Deployment, Outcome, Summary};
+
+use crate::documents::{attachments, lower_first, read_document};
+use crate::{CompileArgs, Fatal, Target, policy, render};
+
+pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
+    let db = Database::default();
+    let set = policy::load(&db, args.policy.as_deref())?;
+    let compiled = policy::compile(&db, set)?;
+    let name = policy::name(&db, set, args.policy.as_deref());
+
+    let files: Vec<(String, String)> = match args.target {
+        Target::Cedar => {
+            if args.files.is_empty() {
+                return Err(Fatal(
+                    "`--target cedar` compiles a deployment: name its documents (the files `grail check` takes)".into(),
+                ));
+            }
+            let mut documents = Vec::new();
+            for path in &args.files {
+                documents.push(read_document(&db, path)?);
+            }
+            let shown = documents.clone();
+            for path in &args.binding {
+                documents.push(read_document(&db, path)?);
+            }
+            let attached = attachments(&db, set, &documents);
+            let deployment = Deployment::new(&db, documents, attached);
+            let report = check_deployment(&db, set, deployment);
+            let verdict = Summary::of(&report.findings).verdict();
+            if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
+                let text = render::human(&db, set, &report.documents, &shown, &report.findings, false);
+                let _ = std::io::stdout().flush();
+                let mut stderr = std::io::stderr().lock();
+                let _ = stderr.write_all(text.as_bytes());
+                let _ = writeln!(stderr, "error: the deployment does not pass `grail check`; nothing was written");
+                return Ok(ExitCode::from(1));
+            }
+            let decisions = decide_deployment(&db, set, deployment);
+            let out = cedar::cedar(&compiled.policy, decisions);
+            vec![
+                (format!("{name}.cedarschema"), out.schema),
+                (format!("{name}.cedar"), out.policies),
+                ("entities.json".into(), out.entities),
+            ]
+        }
+        Target::Json | Target::Jsonschema => {
+            if !args.files.is_empty() || !args.binding.is_empty() {
+                return Err(Fatal(format!(
+                    "`--target {}` compiles the policy alone and takes no document",
+                    if args.target == Target::Json { "json" } else { "jsonschema" }
+                )));
+            }
+            if args.target == Target::Json {
+                vec![(format!("{name}.ir.json"), emit::to_text(&ir::ir(&compiled.policy, &name)))]
+            } else {
+                json_schema::json_schemas(&compiled.policy)
+                    .into_iter()
+                    .map(|(kind, schema)| (format!("{kind}.schema.json"), emit::to_text(&schema)))
+                    .collect()
+            }
+        }
+    };
+    write(&args.out, &files)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(dir: &Utf8Path, files: &[(String, String)]) -> Result<(), Fatal> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Fatal(format!("cannot create `{dir}`: {}", lower_first(&e.to_string()))))?;
+    let mut stdout = std::io::stdout().lock();
+    for (file, text) in files {
+        let path: Utf8PathBuf = dir.join(file);
+        std::fs::write(&path, text)
+            .map_err(|e| Fatal(format!("cannot write `{path}`: {}", lower_first(&e.to_string()))))?;
+        if writeln!(stdout, "{path}").is_err() {
+            return Err(Fatal("cannot write to standard output".into()));
+        }
+    }
+    Ok(())
+}

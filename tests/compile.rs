@@ -1,0 +1,390 @@
+//! `grail compile` end to end: refusal of a failing deployment, byte-for-byte
+//! determinism, the JSON form's stability under reformatting, and the JSON
+//! Schemas judged by an independent validator (Python's `jsonschema`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use grail_engine::hir::SelectorDef;
+use grail_engine::{Database, PolicySet, SourceText};
+use serde_json::{Value, json};
+
+mod common;
+use common::{grail, run_in};
+
+fn run_grail(args: &[&str]) -> common::Output {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// A fresh folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compile").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// Every file of a folder, by name, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("output folder")
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).expect("readable")))
+        .collect();
+    v.sort();
+    v
+}
+
+fn compile(dir: &Path, args: &[&str]) -> Vec<(String, Vec<u8>)> {
+    let out = dir.to_string_lossy().into_owned();
+    let mut all = vec!["compile", "--out", &out];
+    all.extend_from_slice(args);
+    let run = run_grail(&all);
+    assert_eq!(run.code, 0, "grail {all:?}\n{}{}", run.stdout, run.stderr);
+    let written = files(dir);
+    let listed: Vec<String> = run.stdout.lines().map(|l| l.rsplit('/').next().unwrap_or(l).to_string()).collect();
+    let mut names: Vec<String> = written.iter().map(|(n, _)| n.clone()).collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    names.sort();
+    assert_eq!(sorted, names, "standard output lists the files written");
+    written
+}
+
+/// The example organisation's layers if it is there, else the good binding.
+fn example_deployment() -> Vec<String> {
+    let org = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/org");
+    let layers = ["security.yaml", "operator.yaml", "repo.yaml"];
+    if layers.iter().all(|f| org.join(f).is_file()) {
+        layers.iter().map(|f| format!("examples/org/{f}")).collect()
+    } else {
+        vec!["examples/bindings/good.yaml".into()]
+    }
+}
+
+#[test]
+fn compile_is_deterministic_byte_for_byte() {
+    let deployment = example_deployment();
+    let mut cedar: Vec<&str> = vec!["--target", "cedar"];
+    cedar.extend(deployment.iter().map(String::as_str));
+    let targets: [(&str, Vec<&str>); 4] = [
+        ("cedar", cedar),
+        ("cedar-good", vec!["--target", "cedar", "examples/bindings/good.yaml"]),
+        ("json", vec!["--target", "json"]),
+        ("jsonschema", vec!["--target", "jsonschema"]),
+    ];
+    for (name, args) in targets {
+        let first = compile(&scratch(&format!("twice-{name}-1")), &args);
+        let second = compile(&scratch(&format!("twice-{name}-2")), &args);
+        assert!(!first.is_empty());
+        assert!(first == second, "{name}: two runs wrote different bytes");
+    }
+}
+
+#[test]
+fn cedar_files_are_named_after_the_policy() {
+    let out = compile(&scratch("names"), &["--target", "cedar", "examples/bindings/good.yaml"]);
+    let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["entities.json", "guardrails.cedar", "guardrails.cedarschema"]);
+    let policies = String::from_utf8_lossy(&out[1].1).into_owned();
+    // good.yaml lets C1 and C3 merge on their own, and nothing be dispatched.
+    assert!(policies.contains("resource.work_class == \"C1\""), "{policies}");
+    assert!(policies.contains("resource.work_class == \"C3\""), "{policies}");
+    assert!(!policies.contains("resource.work_class == \"C2\""), "{policies}");
+}
+
+#[test]
+fn a_deployment_that_fails_check_is_refused_with_the_same_report_and_nothing_is_written() {
+    let file = "examples/bindings/identical-checkers.yaml";
+    let check = run_grail(&["check", file]);
+    assert_eq!(check.code, 1);
+    let dir = scratch("refused").join("out");
+    let out = dir.to_string_lossy().into_owned();
+    let refused = run_grail(&["compile", "--target", "cedar", "--out", &out, file]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.stdout, "", "nothing is listed as written");
+    assert!(!dir.exists(), "the output folder was created");
+    assert_eq!(
+        refused.stderr,
+        format!("{}error: the deployment does not pass `grail check`; nothing was written\n", check.stdout)
+    );
+}
+
+#[test]
+fn an_unknown_is_refused_only_when_denied() {
+    let args = ["--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"];
+    let dir = scratch("unknown");
+    let out = dir.join("allowed").to_string_lossy().into_owned();
+    let mut allowed = vec!["compile", "--target", "cedar", "--out", &out];
+    allowed.extend(args);
+    assert_eq!(run_grail(&allowed).code, 0);
+    let out = dir.join("denied").to_string_lossy().into_owned();
+    let mut denied = vec!["compile", "--target", "cedar", "--deny-unknown", "--out", &out];
+    denied.extend(args);
+    let run = run_grail(&denied);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!dir.join("denied").exists());
+}
+
+#[test]
+fn misuse_is_a_usage_error() {
+    let out = scratch("misuse").to_string_lossy().into_owned();
+    let no_documents = grail(&["compile", "--target", "cedar", "--out", &out]);
+    assert!(no_documents.starts_with("exit: 2") && no_documents.contains("name its documents"), "{no_documents}");
+    let documents = grail(&["compile", "--target", "json", "--out", &out, "examples/bindings/good.yaml"]);
+    assert!(documents.starts_with("exit: 2") && documents.contains("takes no document"), "{documents}");
+    let no_target = grail(&["compile", "--out", &out]);
+    assert!(no_target.starts_with("exit: 2"), "{no_target}");
+}
+
+// ------------------------------------------------------------------ the JSON form
+
+/// The same source with comments and blank lines inserted and continuation
+/// lines indented further: different text, the same meaning.
+fn reformat(text: &str) -> String {
+    let mut out = String::new();
+    let mut after_doc = false;
+    for line in text.lines() {
+        let doc = line.trim_start().starts_with("///");
+        if !after_doc && !doc {
+            out.push_str("\n// a comment the formatter test inserted\n\n");
+        }
+        if line.starts_with([' ', '\t']) {
+            out.push_str("    ");
+        }
+        out.push_str(line);
+        if !doc && !line.trim().is_empty() && !line.trim_start().starts_with("//") {
+            out.push_str("   // and one at the end of the line");
+        }
+        out.push('\n');
+        after_doc = doc;
+    }
+    out
+}
+
+fn copy_library(dir: &Path, edit: fn(&str) -> String) {
+    let lib = dir.join("guardrails");
+    std::fs::create_dir_all(&lib).expect("library folder");
+    for (path, text) in grail_engine::shipped::FILES {
+        let name = Path::new(path).file_name().expect("a file name");
+        std::fs::write(lib.join(name), edit(text)).expect("writable");
+    }
+}
+
+#[test]
+fn the_json_form_is_stable_under_reformatting() {
+    let dir = scratch("reformat");
+    copy_library(&dir.join("plain"), |t| t.to_string());
+    copy_library(&dir.join("reformatted"), reformat);
+    let first = grail_engine::shipped::FILES[0];
+    let edited = std::fs::read_to_string(
+        dir.join("reformatted/guardrails").join(Path::new(first.0).file_name().expect("a file name")),
+    )
+    .expect("readable");
+    assert_ne!(edited, first.1, "the reformatting changed nothing");
+
+    let shipped = compile(&dir.join("out-shipped"), &["--target", "json"]);
+    let plain = dir.join("plain/guardrails").to_string_lossy().into_owned();
+    let copied = compile(&dir.join("out-plain"), &["--target", "json", "--policy", &plain]);
+    let moved = dir.join("reformatted/guardrails").to_string_lossy().into_owned();
+    let reformatted = compile(&dir.join("out-reformatted"), &["--target", "json", "--policy", &moved]);
+    assert_eq!(shipped.len(), 1);
+    assert!(shipped == copied, "the shipped library and its copy compile to different JSON");
+    if reformatted != copied {
+        let a = String::from_utf8_lossy(&copied[0].1).into_owned();
+        let b = String::from_utf8_lossy(&reformatted[0].1).into_owned();
+        let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
+        panic!(
+            "reformatting changed the JSON form at line {}:\n  {}\n  {}",
+            line + 1,
+            a.lines().nth(line).unwrap_or(""),
+            b.lines().nth(line).unwrap_or("")
+        );
+    }
+    let ir: Value = serde_json::from_slice(&shipped[0].1).expect("JSON");
+    assert_eq!(ir["format_version"], 1);
+    assert_eq!(ir["policy"], "guardrails");
+    for key in ["enums", "matrices", "records", "documents", "layers", "rules", "questions"] {
+        assert!(ir[key].as_array().is_some_and(|a| !a.is_empty()), "`{key}` is missing or empty");
+    }
+}
+
+// ------------------------------------------------------------------ JSON Schema
+
+/// A document tree as JSON, read by grail's own loader (YAML included).
+fn to_json(node: &grail_engine::document::Node) -> Value {
+    use grail_engine::document::NodeKind;
+    match &node.kind {
+        NodeKind::Null => Value::Null,
+        NodeKind::Bool(b) => json!(b),
+        NodeKind::Int(i) => json!(i),
+        NodeKind::Float(f) => json!(f),
+        NodeKind::Str(s) => json!(s),
+        NodeKind::List(items) => Value::Array(items.iter().map(to_json).collect()),
+        NodeKind::Map(entries) => Value::Object(entries.iter().map(|e| (e.key.clone(), to_json(&e.value))).collect()),
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("readable").flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The JSON Pointers of every object in `value` whose schema admits no other key.
+fn closed_objects(root: &Value, schema: &Value, value: &Value, at: String, out: &mut Vec<String>) {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/$defs/");
+        return closed_objects(root, &root["$defs"][name], value, at, out);
+    }
+    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+        for b in branches.iter().filter(|b| b.get("type") != Some(&json!("string"))) {
+            closed_objects(root, b, value, at.clone(), out);
+        }
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            if schema.get("additionalProperties") == Some(&json!(false)) {
+                out.push(at.clone());
+            }
+            for (k, v) in map {
+                let sub = schema
+                    .get("properties")
+                    .and_then(|p| p.get(k))
+                    .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
+                if let Some(sub) = sub {
+                    closed_objects(root, sub, v, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    closed_objects(root, sub, v, format!("{at}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+const VALIDATE: &str = r#"
+import json, sys
+try:
+    from jsonschema import Draft202012Validator
+except ImportError:
+    sys.exit("python3 has no `jsonschema` module: pip install jsonschema")
+cases = json.load(open(sys.argv[1]))
+failed = 0
+for c in cases:
+    schema = json.load(open(c["schema"]))
+    Draft202012Validator.check_schema(schema)
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(c["document"])]
+    if (not errors) != c["valid"]:
+        failed += 1
+        print("MISMATCH", c["name"], "expected", "valid" if c["valid"] else "invalid", errors[:3])
+print(f"{len(cases) - failed} passed, {failed} failed")
+"#;
+
+#[test]
+fn json_schemas_accept_every_example_and_reject_unknown_keys() {
+    let dir = scratch("jsonschema");
+    let written = compile(&dir.join("schemas"), &["--target", "jsonschema"]);
+    let db = Database::default();
+    let set = PolicySet::new(
+        &db,
+        grail_engine::shipped::FILES
+            .iter()
+            .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
+            .collect(),
+    );
+    let policy = grail_engine::db::compile_policy(&db, set).policy.clone();
+    assert_eq!(written.len(), policy.documents.len(), "one schema per document kind");
+
+    // The examples, less the files another document attaches (probe transcripts).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    walk(&root.join("examples"), &mut paths);
+    let mut attached = Vec::new();
+    for p in &paths {
+        let Ok(text) = std::fs::read_to_string(p) else { continue };
+        let src = SourceText::new(&db, p.to_string_lossy().into_owned(), text, None);
+        for r in grail_engine::db::document_references(&db, set, src) {
+            attached.push(p.parent().expect("a folder").join(r));
+        }
+    }
+    let mut cases = Vec::new();
+    let mut kinds_seen = std::collections::BTreeSet::new();
+    for p in paths.iter().filter(|p| !attached.contains(p)) {
+        let name = p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned();
+        let Ok(text) = std::fs::read_to_string(p) else { continue };
+        let (kind, document) = if name.ends_with(".md") {
+            let Some((d, marker)) = policy.documents.iter().find_map(|d| match &d.selector {
+                SelectorDef::Markdown { marker, .. } => Some((d, marker)),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let Ok((start, end)) = grail_engine::check::extract(&text, marker) else { continue };
+            let Ok(node) = grail_engine::document::load(
+                &text[start..end],
+                grail_engine::document::Format::Json,
+                &Default::default(),
+            ) else {
+                continue;
+            };
+            (d, to_json(&node))
+        } else if let Some(format) = grail_engine::document::format_for_path(&name) {
+            // A document that does not parse (`broken.yaml`) has no shape to judge.
+            let Ok(node) = grail_engine::document::load(&text, format, &Default::default()) else { continue };
+            let value = to_json(&node);
+            let Some(d) = policy.documents.iter().find(|d| match &d.selector {
+                SelectorDef::Equals(k, v) => value.get(k) == Some(&json!(v)),
+                SelectorDef::Absent(k) => value.get(k).is_none(),
+                SelectorDef::Markdown { .. } => false,
+            }) else {
+                continue;
+            };
+            (d, value)
+        } else {
+            continue;
+        };
+        kinds_seen.insert(kind.name.clone());
+        let schema_path = dir.join("schemas").join(format!("{}.schema.json", kind.name));
+        let schema: Value = serde_json::from_slice(&std::fs::read(&schema_path).expect("schema")).expect("JSON");
+        cases.push(json!({"name": name, "schema": schema_path, "document": document, "valid": true}));
+        let mut closed = Vec::new();
+        closed_objects(&schema, &schema, &document, String::new(), &mut closed);
+        assert!(closed.contains(&String::new()), "{name}: the top level admits unknown keys");
+        for at in closed {
+            let mut mutated = document.clone();
+            if let Some(Value::Object(o)) = mutated.pointer_mut(&at) {
+                o.insert("grail_unknown_key".into(), json!(true));
+            }
+            cases.push(json!({
+                "name": format!("{name} with an unknown key at `{at}`"),
+                "schema": schema_path,
+                "document": mutated,
+                "valid": false,
+            }));
+        }
+    }
+    assert!(kinds_seen.contains("Binding"), "no example binding was found: {kinds_seen:?}");
+    let cases_path = dir.join("cases.json");
+    std::fs::write(&cases_path, serde_json::to_string(&cases).expect("JSON")).expect("writable");
+    let out = Command::new("python3").arg("-c").arg(VALIDATE).arg(&cases_path).output().expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.ends_with(&format!("{} passed, 0 failed\n", cases.len())),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(cases.len() > 20, "only {} cases", cases.len());
+}
