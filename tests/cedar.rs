@@ -48,25 +48,49 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+fn documents_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for p in sorted_entries(dir) {
+        if p.is_dir() {
+            documents_under(&p, out);
+        } else if is_document(&p) {
+            out.push(p);
+        }
+    }
+}
+
 /// Every example deployment: each file of `examples/bindings/` on its own, and
-/// each other folder of `examples/` (an organisation's layers, work items and
-/// histories) as one deployment of the documents at its top level.
+/// each other folder of `examples/` (an organisation: layers, work items,
+/// histories) as one deployment of every document in it, less the files its
+/// documents name with `ref` (probe transcripts, attached to them).
 fn example_cases() -> Vec<Case> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &Path| {
         let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned();
         (rel, std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
     };
+    let db = Database::default();
+    let set = shipped(&db);
     let mut cases = Vec::new();
     for dir in sorted_entries(&root.join("examples")).into_iter().filter(|p| p.is_dir()) {
-        let files: Vec<PathBuf> = sorted_entries(&dir).into_iter().filter(|p| p.is_file() && is_document(p)).collect();
         if dir.ends_with("bindings") {
-            for f in files {
+            for f in sorted_entries(&dir).into_iter().filter(|p| p.is_file() && is_document(p)) {
                 let doc = read(&f);
                 cases.push(Case { name: doc.0.clone(), documents: vec![doc] });
             }
-        } else if !files.is_empty() {
-            let documents: Vec<(String, String)> = files.iter().map(|f| read(f)).collect();
+            continue;
+        }
+        let mut files = Vec::new();
+        documents_under(&dir, &mut files);
+        let mut attached = Vec::new();
+        for f in &files {
+            let (path, text) = read(f);
+            for r in document_references(&db, set, SourceText::new(&db, path, text, None)) {
+                attached.push(f.parent().unwrap_or(root).join(r));
+            }
+        }
+        let documents: Vec<(String, String)> =
+            files.iter().filter(|f| !attached.contains(f)).map(|f| read(f)).collect();
+        if !documents.is_empty() {
             cases.push(Case { name: format!("{}/", dir.strip_prefix(root).unwrap_or(&dir).display()), documents });
         }
     }
@@ -188,6 +212,38 @@ fn some_classes(rng: &mut Rng, percent: u64) -> Vec<&'static str> {
     CLASSES.iter().copied().filter(|_| rng.chance(percent)).collect()
 }
 
+/// A remediation history: attempts, corrective decisions, guarded or not.
+fn history(r: &mut Rng) -> Value {
+    let decision = |r: &mut Rng, ordinal: usize, what: &str| {
+        let reviewer = if r.chance(10) { "agent:auditor:T-1" } else { "agent:reviewer:T-1" };
+        json!({"type": "corrective-decision", "ordinal": ordinal, "decision": what,
+               "auditor": "agent:auditor:T-1", "reviewer": reviewer})
+    };
+    let mut events = Vec::new();
+    let attempts = r.below(4);
+    let mut stopped = false;
+    for k in 1..=attempts {
+        if k == 3 && r.chance(60) {
+            events.push(decision(r, 3, "continue-fix"));
+        }
+        let ordinal = if r.chance(10) { k + 1 } else { k };
+        let outcome = if r.chance(80) { "failed" } else { "passed" };
+        stopped |= k == 3 && outcome == "failed";
+        events.push(json!({"type": "remediation", "ordinal": ordinal, "outcome": outcome}));
+    }
+    if (stopped && r.chance(50)) || r.chance(10) {
+        let what = r.pick(&["split-required", "stop-escalate", "continue-fix"]);
+        events.push(decision(r, 4, what));
+    }
+    let mut h = json!({"schema_version": "1.0", "kind": "remediation-history", "step": "STEP-001", "events": events});
+    match r.below(7) {
+        0 => {}
+        1 => h["guarded"] = json!(false),
+        _ => h["guarded"] = json!(true),
+    }
+    h
+}
+
 /// A binding over the vocabulary of the shipped library, with mutations of
 /// merge policies, gates, the executor, admission and surfaces (probes inline).
 fn generated(seed: u64) -> Case {
@@ -302,6 +358,9 @@ fn generated(seed: u64) -> Case {
             }
         };
         documents.push((format!("generated/{seed}-{layer}.json"), lower.to_string()));
+    }
+    if r.chance(60) {
+        documents.push((format!("generated/{seed}-history.json"), history(r).to_string()));
     }
     Case { name: format!("generated binding {seed}"), documents }
 }
@@ -535,6 +594,13 @@ fn disagreement(
         let _ = writeln!(s, "  allow {}", q.allow.text);
     }
     let explained = grail_engine::db::explain_deployment(db, set, dep);
+    for (d, reads) in &explained.explanation.answers {
+        if matching.contains(&d) {
+            for r in reads {
+                let _ = writeln!(s, "    read {} = {} ({:?})", r.expr, r.value, r.from);
+            }
+        }
+    }
     for f in &explained.explanation.findings {
         if f.outcome != Outcome::Pass && request.values().any(|v| subject_mentions(&f.subject, v)) {
             let _ = writeln!(s, "  {} {} {}: {}", f.outcome.as_str(), f.rule, f.subject, f.message);
@@ -617,7 +683,16 @@ fn the_readme_requests_are_answered_as_shown() {
     let db = Database::default();
     let set = shipped(&db);
     let policy = compile_policy(&db, set).policy.clone();
-    let case = example_cases().into_iter().find(|c| c.name == "examples/org/").expect("the example organisation");
+    // The README's command: the organisation's three layers and its history.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let documents = ["security.yaml", "operator.yaml", "repo.yaml", "history/step-002.yaml"]
+        .iter()
+        .map(|f| {
+            let path = format!("examples/org/{f}");
+            (path.clone(), std::fs::read_to_string(root.join(&path)).expect("the example organisation"))
+        })
+        .collect();
+    let case = Case { name: "examples/org layers and history".into(), documents };
     let decisions = decide_deployment(&db, set, deployment(&db, set, &case)).clone();
     let compiled = cedar_of(&policy, &decisions, &case.name);
     let ask = |principal: Value, action: &str, resource: Value| -> (CedarDecision, Vec<String>) {
@@ -649,7 +724,7 @@ fn the_readme_requests_are_answered_as_shown() {
     let agent = json!({"kind": "agent"});
     assert_eq!(
         ask(agent.clone(), "dispatch", json!({"work_class": "C2", "surface": "ci-pool-a"})),
-        (CedarDecision::Allow, vec!["policy4 (admission.dispatch)".to_string()])
+        (CedarDecision::Allow, vec!["policy6 (admission.dispatch)".to_string()])
     );
     // C4's only surface at its floor (L3) is `secure-pool`, whose probe ran without its client.
     assert_eq!(
@@ -661,6 +736,9 @@ fn the_readme_requests_are_answered_as_shown() {
     // The repo layer made C2 merge by a human.
     assert_eq!(ask(agent.clone(), "auto-merge", json!({"work_class": "C2"})).0, CedarDecision::Deny);
     assert_eq!(ask(agent.clone(), "auto-merge", json!({"work_class": "C3"})).0, CedarDecision::Allow);
-    assert_eq!(ask(agent, "write", json!({"layer": "security"})).0, CedarDecision::Deny);
+    assert_eq!(ask(agent.clone(), "write", json!({"layer": "security"})).0, CedarDecision::Deny);
+    // STEP-002 failed its third attempt: it may only be split or escalated.
+    assert_eq!(ask(agent.clone(), "record", json!({"event": "remediation"})).0, CedarDecision::Deny);
+    assert_eq!(ask(agent, "record", json!({"event": "split-required"})).0, CedarDecision::Allow);
     assert_eq!(ask(json!({"kind": "human"}), "write", json!({"layer": "security"})).0, CedarDecision::Allow);
 }
