@@ -207,6 +207,25 @@ fn the_json_form_is_stable_under_reformatting() {
     for key in ["enums", "matrices", "records", "documents", "layers", "rules", "questions"] {
         assert!(ir[key].as_array().is_some_and(|a| !a.is_empty()), "`{key}` is missing or empty");
     }
+    // Every field and column of every expression tree is named: the types were inferred.
+    fn unnamed(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                if matches!(o.get("op").and_then(Value::as_str), Some("field" | "column")) && o["name"].is_null() {
+                    out.push(at.to_string());
+                }
+                for (k, x) in o {
+                    unnamed(x, &format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| unnamed(x, &format!("{at}/{i}"), out)),
+            _ => {}
+        }
+    }
+    let mut missing = Vec::new();
+    unnamed(&ir, "", &mut missing);
+    assert!(missing.is_empty(), "fields without a name: {missing:?}");
+    assert_eq!(ir["rules"][0]["clauses"][0]["in"]["tree"]["op"], "field", "{}", ir["rules"][0]);
 }
 
 // ------------------------------------------------------------------ JSON Schema

@@ -8,6 +8,8 @@
 use grail_lang::ast::{BoundKind, EnumOrder, RequestSide};
 use serde_json::{Value, json};
 
+use super::tree::Trees;
+
 use crate::hir::{
     CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, LayersDef, MatrixDef, Policy,
     QuestionDef, RecordDef, RuleDef, SelectorDef, Template, TemplatePart, Ty,
@@ -105,12 +107,15 @@ fn layers(policy: &Policy, l: &LayersDef) -> Value {
 
 fn rule(policy: &Policy, r: &RuleDef) -> Value {
     let reads: Vec<Value> = r.reads.iter().map(|k| doc_name(policy, *k)).collect();
-    let clauses: Vec<Value> = r.clauses.iter().map(clause).collect();
-    json!({"id": r.id, "reads": reads, "clauses": clauses, "at": r.at.as_ref().map(text), "docs": r.docs})
+    let mut trees = Trees::new(policy, r.slots);
+    let clauses: Vec<Value> = r.clauses.iter().map(|c| clause(&mut trees, c)).collect();
+    let at = r.at.as_ref().map(|e| expr(&mut trees, e));
+    json!({"id": r.id, "reads": reads, "clauses": clauses, "at": at, "docs": r.docs})
 }
 
 fn question(policy: &Policy, q: &QuestionDef) -> Value {
     let reads: Vec<Value> = q.reads.iter().map(|k| doc_name(policy, *k)).collect();
+    let mut trees = Trees::new(policy, q.slots);
     let variables: Vec<Value> = q
         .vars
         .iter()
@@ -119,15 +124,24 @@ fn question(policy: &Policy, q: &QuestionDef) -> Value {
                 RequestSide::Principal => "principal",
                 RequestSide::Resource => "resource",
             };
-            json!({"names": v.names, "in": text(&v.domain), "side": side, "attribute": v.attribute})
+            let (tree, ty) = trees.tree(&v.domain);
+            trees.bind(&v.pattern, ty.as_ref());
+            json!({
+                "names": v.names,
+                "bind": Trees::binds(&v.pattern),
+                "in": {"text": v.domain.text, "tree": tree},
+                "side": side,
+                "attribute": v.attribute,
+            })
         })
         .collect();
+    let allow = expr(&mut trees, &q.allow);
     json!({
         "id": q.id,
         "action": q.action,
         "reads": reads,
         "variables": variables,
-        "allow": text(&q.allow),
+        "allow": allow,
         "docs": q.docs,
     })
 }
@@ -194,22 +208,36 @@ pub fn ty(policy: &Policy, t: &Ty) -> Value {
     }
 }
 
-fn text(e: &Expr) -> Value {
-    json!(e.text)
+/// An expression: its text as the printer writes it, and its tree.
+fn expr(trees: &mut Trees<'_>, e: &Expr) -> Value {
+    json!({"text": e.text, "tree": trees.tree(e).0})
 }
 
-fn clause(c: &ClauseDef) -> Value {
+fn clause(trees: &mut Trees<'_>, c: &ClauseDef) -> Value {
     match c {
-        ClauseDef::For { names, domain, filter, .. } => {
-            json!({"clause": "for", "names": names, "in": text(domain), "if": filter.as_ref().map(text)})
+        ClauseDef::For { pattern, names, domain, filter, .. } => {
+            let (tree, ty) = trees.tree(domain);
+            trees.bind(pattern, ty.as_ref());
+            let filter = filter.as_ref().map(|f| expr(trees, f));
+            json!({
+                "clause": "for",
+                "names": names,
+                "bind": Trees::binds(pattern),
+                "in": {"text": domain.text, "tree": tree},
+                "if": filter,
+            })
         }
         ClauseDef::When { guard, reason } => {
-            json!({"clause": "when", "guard": text(guard), "else": reason.as_ref().map(template)})
+            json!({"clause": "when", "guard": expr(trees, guard), "else": reason.as_ref().map(template)})
         }
-        ClauseDef::Let { name, value, .. } => json!({"clause": "let", "name": name, "value": text(value)}),
+        ClauseDef::Let { slot, name, value } => {
+            let (tree, ty) = trees.tree(value);
+            trees.set(*slot, ty);
+            json!({"clause": "let", "name": name, "bind": [slot], "value": {"text": value.text, "tree": tree}})
+        }
         ClauseDef::Require { check, fail, message, .. } => json!({
             "clause": "require",
-            "check": text(check),
+            "check": expr(trees, check),
             "else": if *fail { "fail" } else { "unknown" },
             "message": template(message),
         }),

@@ -13,6 +13,7 @@
 pub mod cedar;
 pub mod ir;
 pub mod json_schema;
+pub mod tree;
 
 use serde_json::{Value, json};
 
