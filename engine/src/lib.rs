@@ -13,6 +13,7 @@ pub mod emit;
 pub mod eval;
 pub mod explain;
 pub mod hir;
+pub mod ide;
 pub mod layers;
 pub mod line_index;
 pub mod lower;

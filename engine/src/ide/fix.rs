@@ -1,0 +1,302 @@
+//! Fixes of findings, computed from the policy, never from message text:
+//!
+//! - a value looser than its bound (`floor`, `ceiling`): set it to the bound,
+//!   the matrix cell for its enclosing key;
+//! - an unknown or forbidden key: remove its entry;
+//! - a rule whose `require` fails because a value is not in a list the
+//!   document declares (`g.name in m.distinct_model_from`): add it to that
+//!   list, for every element that fails, until the finding is gone.
+//!
+//! Every fix is checked before it is offered: the edited document is checked
+//! again and the finding must be gone.
+
+use grail_lang::ast::BoundKind;
+
+use crate::check::check_one;
+use crate::conform::{conform, select_kind};
+use crate::db::{PolicySet, SourceText, compile_policy, document_format, load_document};
+use crate::diagnostic::{Finding, Outcome};
+use crate::document::{self, Format, Limits, Node, NodeKind};
+use crate::eval::Evaluator;
+use crate::hir::*;
+use crate::ide::document::{Seg, node_at, path_to, walk};
+use crate::ide::edit;
+use crate::ide::{Fix, TextEdit, apply};
+use crate::value::{Origin, Truth, Val, ValKind};
+
+pub(super) fn fixes(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, finding: &Finding) -> Vec<Fix> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() || !matches!(finding.outcome, Outcome::Fail | Outcome::Unknown) {
+        return Vec::new();
+    }
+    let policy = &compiled.policy;
+    let Ok(root) = load_document(db, doc) else { return Vec::new() };
+    let text = doc.text(db);
+    let format = document_format(doc.path(db), text);
+    let cx = Cx { policy, root, text, format };
+    let candidates = [cx.bound(finding), cx.remove_key(finding), cx.add_member(finding)];
+    candidates.into_iter().flatten().filter(|f| cx.fixes(finding, f)).collect()
+}
+
+struct Cx<'a> {
+    policy: &'a Policy,
+    root: &'a Node,
+    text: &'a str,
+    format: Format,
+}
+
+/// Whether a finding is still reported: the same rule and subject, not passing.
+fn still_there(findings: &[Finding], finding: &Finding) -> Option<Finding> {
+    findings
+        .iter()
+        .find(|f| f.rule == finding.rule && f.subject == finding.subject && matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        .cloned()
+}
+
+fn recheck(policy: &Policy, text: &str, format: Format) -> Vec<Finding> {
+    check_one(policy, &document::load(text, format, &Limits::default()))
+}
+
+impl Cx<'_> {
+    fn fixes(&self, finding: &Finding, fix: &Fix) -> bool {
+        let edited = apply(self.text, &fix.edits);
+        still_there(&recheck(self.policy, &edited, self.format), finding).is_none()
+    }
+
+    fn kind(&self) -> Option<DocKindId> {
+        select_kind(self.policy, 0, self.root).ok()
+    }
+
+    /// A bound finding points at the value: set it to the bound.
+    fn bound(&self, finding: &Finding) -> Option<Fix> {
+        let (_, span) = finding.location?;
+        let path = path_to(self.root, span)?;
+        let place = walk(self.policy, self.kind()?, &path);
+        let (r, i) = place.field?;
+        let field = &self.policy.records[r as usize].fields[i];
+        let b = field.bounds.iter().find(|b| b.rule == finding.rule)?;
+        let (value, _) = super::document::cell(self.policy, &place.keys, b.matrix, b.column)?;
+        let node = node_at(self.root, &path)?;
+        let new = edit::scalar_text(&scalar(self.policy, &value.kind)?, self.format);
+        let word = match b.kind {
+            BoundKind::Floor => "floor",
+            BoundKind::Ceiling => "ceiling",
+        };
+        Some(Fix {
+            title: format!("set `{}` to its {word} `{}`", place.path, value.display(self.policy)),
+            edits: vec![edit::replace(node, new)],
+        })
+    }
+
+    /// The rule ids that report unknown and forbidden keys.
+    fn is_key_rule(&self, rule: &str) -> bool {
+        let p = self.policy;
+        let check = |c: &Option<CheckDef>| c.as_ref().is_some_and(|c| c.rule == rule);
+        p.documents.iter().any(|d| check(&d.checks[CHECK_UNKNOWN_KEY]) || d.forbids.iter().any(|f| f.rule == rule))
+            || p.records.iter().any(|r| check(&r.checks[CHECK_UNKNOWN_KEY]))
+    }
+
+    /// An unknown or forbidden key: remove its entry.
+    fn remove_key(&self, finding: &Finding) -> Option<Fix> {
+        if !self.is_key_rule(&finding.rule) {
+            return None;
+        }
+        let (_, span) = finding.location?;
+        let path = path_to(self.root, span)?;
+        let (Some(Seg::Key(key)), parent) = (path.last(), &path[..path.len() - 1]) else { return None };
+        let map = node_at(self.root, parent)?;
+        let NodeKind::Map(entries) = &map.kind else { return None };
+        let index = entries.iter().position(|e| e.key_span == span)?;
+        Some(Fix { title: format!("remove `{key}`"), edits: vec![edit::remove_entry(self.text, map, index)?] })
+    }
+
+    /// Adds the missing members a failing `require` names, one witness at a time.
+    fn add_member(&self, finding: &Finding) -> Option<Fix> {
+        let rule = self.policy.rules.iter().find(|r| r.id == finding.rule)?;
+        let mut text = self.text.to_string();
+        let mut target = finding.clone();
+        let mut added: Vec<(String, String, String)> = Vec::new();
+        for _ in 0..16 {
+            let root = document::load(&text, self.format, &Limits::default()).ok()?;
+            let step = Cx { policy: self.policy, root: &root, text: &text, format: self.format };
+            let (edit, what) = step.member_edit(rule, &target)?;
+            text = apply(&text, &[edit]);
+            added.push(what);
+            match still_there(&recheck(self.policy, &text, self.format), &target) {
+                None => break,
+                Some(next) => target = next,
+            }
+        }
+        let (_, field, owner) = added.first()?.clone();
+        let members: Vec<String> = added.iter().map(|(m, ..)| format!("`{m}`")).collect();
+        let title = format!("add {} to `{field}` of `{owner}`", members.join(", "));
+        Some(Fix { title, edits: vec![diff(self.text, &text)] })
+    }
+
+    /// The edit that adds one missing member, and (member, field, owner) for the title.
+    fn member_edit(&self, rule: &RuleDef, target: &Finding) -> Option<(TextEdit, (String, String, String))> {
+        let kind = self.kind()?;
+        let (value, _) = conform(self.policy, kind, 0, self.root);
+        let mut roots = vec![None; self.policy.documents.len()];
+        roots[kind as usize] = Some(value);
+        let root_span = roots[kind as usize].as_ref().and_then(|v| v.origin.document_span());
+        let mut ev = Evaluator { policy: self.policy, roots: &roots, env: vec![Val::unknown(); rule.slots as usize] };
+        let mut search = Search { rule, target, last_bound: None, root_span, found: None };
+        search.clauses(&mut ev, 0);
+        let m = search.found?;
+        let record = &self.policy.records[m.record as usize];
+        let field = &record.fields[m.field];
+        let (_, span) = m.owner.origin.document_span()?;
+        let owner_path = path_to(self.root, span)?;
+        let owner = node_at(self.root, &owner_path)?;
+        let NodeKind::Map(entries) = &owner.kind else { return None };
+        let item = edit::scalar_text(&m.member.kind, self.format);
+        let edit = match entries.iter().find(|e| e.key == field.name) {
+            Some(e) if matches!(e.value.kind, NodeKind::List(_)) => edit::append_to_list(self.text, &e.value, &item)?,
+            Some(_) => return None,
+            None => edit::insert_entry(self.text, owner, &field.name, &format!("[{item}]"), self.format)?,
+        };
+        let owner_name = m.owner.label(self.policy).unwrap_or_else(|| record.name.clone());
+        Some((edit, (m.member.display(self.policy), field.name.clone(), owner_name)))
+    }
+}
+
+/// A matrix cell as a scalar to write.
+fn scalar(policy: &Policy, v: &ValKind) -> Option<ValKind> {
+    Some(match v {
+        ValKind::Enum(e, x) => ValKind::Str(policy.variant_name(*e, *x).into()),
+        ValKind::Int(_) | ValKind::Bool(_) | ValKind::Str(_) => v.clone(),
+        _ => return None,
+    })
+}
+
+/// One edit turning `old` into `new`: the span between their common prefix and suffix.
+fn diff(old: &str, new: &str) -> TextEdit {
+    let prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    let mut prefix = prefix;
+    while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let mut suffix = old.bytes().rev().zip(new.bytes().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
+        suffix -= 1;
+    }
+    TextEdit {
+        span: grail_lang::ast::Span::new(prefix, old.len() - suffix),
+        text: new[prefix..new.len() - suffix].to_string(),
+    }
+}
+
+/// A member missing from a list field of a record the document declares.
+struct Member {
+    member: Val,
+    owner: Val,
+    record: RecordId,
+    field: usize,
+}
+
+/// Walks a rule's subjects as evaluation does, to the one `target` reports.
+struct Search<'r> {
+    rule: &'r RuleDef,
+    target: &'r Finding,
+    last_bound: Option<(u32, grail_lang::ast::Span)>,
+    root_span: Option<(u32, grail_lang::ast::Span)>,
+    found: Option<Member>,
+}
+
+impl Search<'_> {
+    fn clauses(&mut self, ev: &mut Evaluator<'_>, i: usize) {
+        if self.found.is_some() {
+            return;
+        }
+        let Some(clause) = self.rule.clauses.get(i) else { return };
+        match clause {
+            ClauseDef::For { pattern, domain, .. } => {
+                let d = ev.eval(domain);
+                let Some(elements) = ev.elements_of(&d, pattern) else { return };
+                let saved = self.last_bound;
+                for values in elements {
+                    self.last_bound = values.last().and_then(|v| v.origin.document_span()).or(saved);
+                    ev.bind_pattern(pattern, values);
+                    self.clauses(ev, i + 1);
+                }
+                self.last_bound = saved;
+            }
+            ClauseDef::Let { slot, value } => {
+                let v = ev.eval(value);
+                ev.env[*slot as usize] = v;
+                self.clauses(ev, i + 1);
+            }
+            ClauseDef::When { guard, .. } => {
+                if ev.eval(guard).as_truth() == Truth::True {
+                    self.clauses(ev, i + 1);
+                }
+            }
+            ClauseDef::Require { check, message, .. } => {
+                if ev.eval(check).as_truth() != Truth::False {
+                    return;
+                }
+                let location =
+                    self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span()).or(self.last_bound).or(self.root_span);
+                let mut rendered = String::new();
+                for part in &message.parts {
+                    match part {
+                        TemplatePart::Text(s) => rendered.push_str(s),
+                        TemplatePart::Hole(e) => rendered.push_str(&ev.eval(e).display(ev.policy)),
+                    }
+                }
+                if location == self.target.location && rendered == self.target.message {
+                    ev.eval(check);
+                    self.found = missing_member(ev, check);
+                }
+            }
+        }
+    }
+}
+
+/// In a false condition, a membership `x in r.f` whose list `f` belongs to a
+/// record of the document: adding `x` makes that part true.
+fn missing_member(ev: &mut Evaluator<'_>, e: &Expr) -> Option<Member> {
+    match &e.kind {
+        ExprKind::And(a, b) => {
+            if ev.eval(a).as_truth() == Truth::False {
+                missing_member(ev, a)
+            } else {
+                missing_member(ev, b)
+            }
+        }
+        ExprKind::Or(a, b) => missing_member(ev, a).or_else(|| missing_member(ev, b)),
+        ExprKind::Quant { every: true, .. } => {
+            // A failed `every` leaves the element that failed it bound.
+            if ev.eval(e).as_truth() != Truth::False {
+                return None;
+            }
+            let ExprKind::Quant { body, .. } = &e.kind else { return None };
+            missing_member(ev, body)
+        }
+        ExprKind::Let { slot, value, body } => {
+            let v = ev.eval(value);
+            *ev.env.get_mut(*slot as usize)? = v;
+            missing_member(ev, body)
+        }
+        ExprKind::In(x, list) => {
+            let ExprKind::Field(base, field) = &list.kind else { return None };
+            let owner = ev.eval(base);
+            let ValKind::Record(record, _) = owner.kind else { return None };
+            if !matches!(owner.origin, Origin::Document { .. }) {
+                return None;
+            }
+            let member = ev.eval(x);
+            if !matches!(member.kind, ValKind::Str(_) | ValKind::Int(_) | ValKind::Bool(_) | ValKind::Enum(..)) {
+                return None;
+            }
+            let member = match member.kind {
+                ValKind::Enum(en, v) => Val::computed(ValKind::Str(ev.policy.variant_name(en, v).into())),
+                _ => member,
+            };
+            Some(Member { member, owner, record, field: *field })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,154 @@
+//! Queries for editors: what is at an offset of a policy file or a document,
+//! where it is declared and used, what may be typed there, and how a finding
+//! can be fixed.
+//!
+//! Everything here answers with plain data (byte spans, policy locations,
+//! strings); the language server converts it to its protocol. A file is a
+//! policy file when it is one of the files of the [`PolicySet`]; any other
+//! file is a document checked against that policy.
+
+mod document;
+mod edit;
+mod fix;
+pub mod index;
+mod policy;
+
+use grail_lang::ast::Span;
+
+use crate::db::{PolicySet, SourceText};
+use crate::diagnostic::Finding;
+use crate::hir::Loc;
+
+pub use index::{Decl, PolicyIndex, Symbol, Use, policy_index};
+
+/// What a hover shows: Markdown, about the text at `span`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    pub markdown: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionKind {
+    /// A key of a record.
+    Field,
+    /// A variant of an enumeration (a value, or a key of a map keyed by it).
+    Variant,
+    /// `true`, `false`.
+    Value,
+    Enum,
+    Record,
+    Matrix,
+    Function,
+    Column,
+    Variable,
+}
+
+/// One thing that may be typed at the cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub label: String,
+    /// The text that replaces [`Completions::replace`].
+    pub insert: String,
+    pub kind: CompletionKind,
+    /// A type, or a one-line description.
+    pub detail: String,
+    pub docs: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completions {
+    /// The partly typed word at the cursor, which a completion replaces.
+    pub replace: Span,
+    pub items: Vec<Completion>,
+}
+
+/// Replace `span` of a text by `text`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    pub span: Span,
+    pub text: String,
+}
+
+/// A change to one document that makes a finding go away.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    pub edits: Vec<TextEdit>,
+}
+
+/// Applies edits that do not overlap to a text.
+pub fn apply(text: &str, edits: &[TextEdit]) -> String {
+    let mut edits: Vec<&TextEdit> = edits.iter().collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+    let mut out = text.to_string();
+    for e in edits {
+        let start = e.span.start.min(out.len());
+        let end = e.span.end.clamp(start, out.len());
+        out.replace_range(start..end, &e.text);
+    }
+    out
+}
+
+/// The index of `file` in the policy, if it is a policy file.
+fn policy_file(db: &dyn salsa::Database, set: PolicySet, file: SourceText) -> Option<u32> {
+    set.files(db).iter().position(|f| *f == file).map(|i| i as u32)
+}
+
+/// The hover at `offset` of a policy file or a document.
+pub fn hover(db: &dyn salsa::Database, set: PolicySet, file: SourceText, offset: usize) -> Option<Hover> {
+    match policy_file(db, set, file) {
+        Some(f) => policy::hover(db, set, f, offset),
+        None => document::hover(db, set, file, offset),
+    }
+}
+
+/// Where the name at `offset` is declared (for a document key: its schema field).
+pub fn definition(db: &dyn salsa::Database, set: PolicySet, file: SourceText, offset: usize) -> Vec<Loc> {
+    let symbol = match policy_file(db, set, file) {
+        Some(f) => policy::symbol_at(db, set, f, offset),
+        None => document::symbol_at(db, set, file, offset),
+    };
+    let index = policy_index(db, set);
+    symbol.and_then(|s| index.decl(&s)).map(|d| vec![d.loc]).unwrap_or_default()
+}
+
+/// Every use of the name at `offset` (for a document key: where rules read its field).
+pub fn references(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    file: SourceText,
+    offset: usize,
+    include_declaration: bool,
+) -> Vec<Loc> {
+    let symbol = match policy_file(db, set, file) {
+        Some(f) => policy::symbol_at(db, set, f, offset),
+        None => document::symbol_at(db, set, file, offset),
+    };
+    let Some(symbol) = symbol else { return Vec::new() };
+    let index = policy_index(db, set);
+    let mut locs = Vec::new();
+    if include_declaration && let Some(d) = index.decl(&symbol) {
+        locs.push(d.loc);
+    }
+    for l in index.uses_of(&symbol) {
+        if !locs.contains(&l) {
+            locs.push(l);
+        }
+    }
+    locs
+}
+
+/// What may be typed at `offset`.
+pub fn completions(db: &dyn salsa::Database, set: PolicySet, file: SourceText, offset: usize) -> Option<Completions> {
+    match policy_file(db, set, file) {
+        Some(f) => policy::completions(db, set, f, offset),
+        None => document::completions(db, set, file, offset),
+    }
+}
+
+/// The fixes of one finding of `doc` (as [`crate::db::check_document`] reports it).
+/// Every fix offered is checked: applied, the finding is gone.
+pub fn fixes(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, finding: &Finding) -> Vec<Fix> {
+    fix::fixes(db, set, doc, finding)
+}

@@ -1,0 +1,227 @@
+//! The editor queries of `grail_engine::ide` over the shipped library.
+//! Inputs mark the cursor with `$0`; fixes are applied and the document
+//! checked again.
+
+use grail_engine::db::check_document;
+use grail_engine::ide::{self, Fix};
+use grail_engine::{Database, Finding, Outcome, PolicySet, SourceText};
+
+fn shipped(db: &Database) -> PolicySet {
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(path, text)| SourceText::new(db, path.to_string(), text.to_string(), None))
+        .collect();
+    PolicySet::new(db, files)
+}
+
+/// The text without its `$0` mark, and the mark's offset.
+fn cursor(marked: &str) -> (String, usize) {
+    let at = marked.find("$0").expect("a `$0` mark");
+    (marked.replacen("$0", "", 1), at)
+}
+
+fn document(path: &str, marked: &str) -> (Database, PolicySet, SourceText, usize) {
+    let db = Database::default();
+    let set = shipped(&db);
+    let (text, at) = cursor(marked);
+    let doc = SourceText::new(&db, path.into(), text, None);
+    (db, set, doc, at)
+}
+
+/// The policy file `name` with a cursor at the first occurrence of `needle`, `k` bytes in.
+fn in_policy(db: &Database, set: PolicySet, name: &str, needle: &str, k: usize) -> (SourceText, usize) {
+    let file = *set.files(db).iter().find(|f| f.path(db).ends_with(name)).expect("policy file");
+    let at = file.text(db).find(needle).expect("needle in policy file") + k;
+    (file, at)
+}
+
+fn hover(path: &str, marked: &str) -> String {
+    let (db, set, doc, at) = document(path, marked);
+    ide::hover(&db, set, doc, at).map(|h| h.markdown).unwrap_or_default()
+}
+
+fn labels(path: &str, marked: &str) -> Vec<String> {
+    let (db, set, doc, at) = document(path, marked);
+    ide::completions(&db, set, doc, at).map(|c| c.items.into_iter().map(|i| i.label).collect()).unwrap_or_default()
+}
+
+fn failing(db: &Database, set: PolicySet, doc: SourceText, rule: &str) -> Vec<Finding> {
+    check_document(db, set, doc)
+        .iter()
+        .filter(|f| f.rule == rule && matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        .cloned()
+        .collect()
+}
+
+/// Applies the single fix of the first finding of `rule` and returns the new text and the fix;
+/// the finding must be gone afterwards.
+fn fixed(path: &str, text: &str, rule: &str) -> (String, Fix) {
+    let db = Database::default();
+    let set = shipped(&db);
+    let doc = SourceText::new(&db, path.into(), text.into(), None);
+    let finding = failing(&db, set, doc, rule).into_iter().next().unwrap_or_else(|| panic!("`{rule}` fails"));
+    let fixes = ide::fixes(&db, set, doc, &finding);
+    assert_eq!(fixes.len(), 1, "one fix for {finding:?}: {fixes:?}");
+    let new = ide::apply(text, &fixes[0].edits);
+    let again = SourceText::new(&db, path.into(), new.clone(), None);
+    let left: Vec<Finding> = failing(&db, set, again, rule).into_iter().filter(|f| f.subject == finding.subject).collect();
+    assert!(left.is_empty(), "still reported after the fix:\n{new}\n{left:#?}");
+    (new, fixes[0].clone())
+}
+
+const TOPOLOGY: &str = "schema_version: \"1.0\"
+verification_topology:
+  C3:
+    min_checkers: 1
+    roles:
+      - {name: author, role: generator}
+      - {name: lint, role: checker, scanner_class: static-analysis}
+      - {name: reviewer-a, role: checker, distinct_model_from: [author]}
+";
+
+#[test]
+fn hover_on_a_binding_key_shows_type_docs_value_floor_and_readers() {
+    let text = TOPOLOGY.replace("min_checkers: 1", "min_$0checkers: 1");
+    let h = hover("b.yaml", &text);
+    assert!(h.contains("**`verification_topology.C3.min_checkers`**: `int >= 1`"), "{h}");
+    assert!(h.contains("How many distinct checker slots"), "{h}");
+    assert!(h.contains("value `1` (set in this document, line 4)"), "{h}");
+    assert!(h.contains("floor `2` (`guardrails.min_checkers[C3]`, rule `floor.min_checkers`"), "{h}");
+    assert!(h.contains("`topology.checker_count`"), "{h}");
+}
+
+#[test]
+fn hover_on_a_map_shows_defaults_with_their_origin() {
+    let h = hover("b.yaml", "schema_version: \"1.0\"\nmerge_$0policy: {C1: auto}\n");
+    assert!(h.contains("`C1`: `auto` (set in this document, line 2)"), "{h}");
+    assert!(h.contains("`C2`: `human` (policy default, policies/guardrails/matrix.grail:"), "{h}");
+    assert!(h.contains("ceiling `guardrails.merge_ceiling`"), "{h}");
+    assert!(h.contains("`merge.ceiling`"), "{h}");
+}
+
+#[test]
+fn hover_in_a_policy_names_the_declaration() {
+    let db = Database::default();
+    let set = shipped(&db);
+    let (file, at) = in_policy(&db, set, "topology.grail", "t.roles", 3);
+    let h = ide::hover(&db, set, file, at).expect("hover").markdown;
+    assert!(h.contains("field `roles` of `Topology`"), "{h}");
+    assert!(h.contains("roles?: list Slot unique rule topology.duplicate_slot"), "{h}");
+    let (file, at) = in_policy(&db, set, "topology.grail", "rule topology.pairwise_distinct", 6);
+    let h = ide::hover(&db, set, file, at).expect("hover").markdown;
+    assert!(h.contains("No two model slots may be indistinguishable."), "{h}");
+    let (file, at) = in_policy(&db, set, "topology.grail", "for c, t in", 7);
+    let h = ide::hover(&db, set, file, at).expect("hover").markdown;
+    assert!(h.contains("t: Topology"), "{h}");
+}
+
+#[test]
+fn definition_from_a_binding_key_is_its_schema_field() {
+    let (db, set, doc, at) = document("b.yaml", &TOPOLOGY.replace("roles:", "ro$0les:"));
+    let targets = ide::definition(&db, set, doc, at);
+    assert_eq!(targets.len(), 1);
+    let file = set.files(&db)[targets[0].file as usize];
+    assert!(file.path(&db).ends_with("binding.grail"));
+    assert_eq!(&file.text(&db)[targets[0].span.start..targets[0].span.end], "roles");
+    // A key of a map keyed by an enumeration is the variant.
+    let (db, set, doc, at) = document("b.yaml", &TOPOLOGY.replace("C3:", "C$03:"));
+    let targets = ide::definition(&db, set, doc, at);
+    let file = set.files(&db)[targets[0].file as usize];
+    assert!(file.path(&db).ends_with("vocabulary.grail"));
+}
+
+#[test]
+fn definition_and_references_in_a_policy() {
+    let db = Database::default();
+    let set = shipped(&db);
+    let (file, at) = in_policy(&db, set, "topology.grail", "model_slots(t)", 2);
+    let targets = ide::definition(&db, set, file, at);
+    let target = set.files(&db)[targets[0].file as usize];
+    assert!(target.path(&db).ends_with("slots.grail"));
+    let refs = ide::references(&db, set, file, at, false);
+    assert_eq!(refs.len(), 7, "every call of `model_slots`: {refs:?}");
+    // `s.name` in a function body resolves through the call's argument types.
+    let (file, at) = in_policy(&db, set, "binding.grail", "  name: string", 2);
+    let refs = ide::references(&db, set, file, at, true);
+    let files: Vec<&str> = refs.iter().map(|l| set.files(&db)[l.file as usize].path(&db).as_str()).collect();
+    assert!(files.iter().any(|f| f.ends_with("slots.grail")), "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with("topology.grail")), "{files:?}");
+}
+
+#[test]
+fn completion_of_keys_and_values_in_a_binding() {
+    let top = labels("b.yaml", "schema_version: \"1.0\"\n$0\n");
+    assert!(top.contains(&"merge_policy".to_string()) && !top.contains(&"schema_version".to_string()), "{top:?}");
+    let classes = labels("b.yaml", "merge_policy:\n  C1: auto\n  $0\n");
+    assert_eq!(classes, ["C2", "C3", "C4", "C5"]);
+    let merge = labels("b.yaml", "merge_policy:\n  C1: a$0\n");
+    assert_eq!(merge, ["human", "auto"]);
+    let slot = labels("b.yaml", &TOPOLOGY.replace("{name: author, role: generator}", "{name: author, role: generator, $0}"));
+    assert!(slot.contains(&"distinct_model_from".to_string()) && !slot.contains(&"name".to_string()), "{slot:?}");
+    let role = labels("b.yaml", &TOPOLOGY.replace("role: generator", "role: gen$0"));
+    assert_eq!(role, ["generator", "checker", "cross_vendor_checker", "ranker"]);
+    let json = labels("b.json", "{\"schema_version\": \"1.0\", $0}");
+    assert!(json.contains(&"verification_topology".to_string()), "{json:?}");
+}
+
+#[test]
+fn completion_in_a_policy_offers_declared_names() {
+    let db = Database::default();
+    let set = shipped(&db);
+    let (file, at) = in_policy(&db, set, "topology.grail", "model_slots(t)", 3);
+    let c = ide::completions(&db, set, file, at).expect("completions");
+    let names: Vec<&str> = c.items.iter().map(|i| i.label.as_str()).collect();
+    for n in ["model_slots", "guardrails", "binding", "WorkClass", "count", "t"] {
+        assert!(names.contains(&n), "{n} in {names:?}");
+    }
+}
+
+#[test]
+fn fix_raises_a_value_to_its_floor() {
+    let (new, fix) = fixed("b.yaml", TOPOLOGY, "floor.min_checkers");
+    assert!(new.contains("min_checkers: 2\n"), "{new}");
+    assert_eq!(fix.title, "set `verification_topology.C3.min_checkers` to its floor `2`");
+    let json = "{\"verification_blocking\": {\"C4\": \"advisory\"}}";
+    let (new, _) = fixed("b.json", json, "floor.verification_blocking");
+    assert_eq!(new, "{\"verification_blocking\": {\"C4\": \"blocking\"}}");
+    let (new, _) = fixed("b.yaml", "merge_policy:\n  C4: 'auto'\n", "merge.ceiling");
+    assert_eq!(new, "merge_policy:\n  C4: human\n");
+}
+
+#[test]
+fn fix_removes_an_unknown_key() {
+    let (new, fix) = fixed("b.yaml", "schema_version: \"1.0\"\nmerge_polcy:\n  C1: auto\nexecutor_class: self-operated\n", "schema.unknown_key");
+    assert_eq!(new, "schema_version: \"1.0\"\nexecutor_class: self-operated\n");
+    assert_eq!(fix.title, "remove `merge_polcy`");
+    let flow = TOPOLOGY.replace("role: generator}", "role: generator, colour: red}");
+    let (new, _) = fixed("b.yaml", &flow, "topology.unknown_predicate");
+    assert_eq!(new, TOPOLOGY);
+    let (new, _) = fixed("b.json", "{\"schema_version\": \"1.0\", \"extra\": 1}", "schema.unknown_key");
+    assert_eq!(new, "{\"schema_version\": \"1.0\"}");
+    let (new, _) = fixed("b.json", "{\n  \"extra\": [1, 2],\n  \"schema_version\": \"1.0\"\n}\n", "schema.unknown_key");
+    assert_eq!(new, "{\n  \"schema_version\": \"1.0\"\n}\n");
+    let (new, _) = fixed("b.yaml", "schema_version: \"1.0\"\noverride_justification: because\n", "floor.no_override");
+    assert_eq!(new, "schema_version: \"1.0\"\n");
+}
+
+#[test]
+fn fix_declares_a_slot_distinct_from_every_generator() {
+    let two = TOPOLOGY.replace(
+        "      - {name: lint",
+        "      - {name: fixer, role: generator}\n      - {name: lint",
+    );
+    let (new, fix) = fixed("b.yaml", &two, "topology.generator_independence");
+    assert!(new.contains("distinct_model_from: [author, fixer]}"), "{new}");
+    assert_eq!(fix.title, "add `fixer` to `distinct_model_from` of `reviewer-a`");
+    // No list yet: the key is added.
+    let none = TOPOLOGY.replace(", distinct_model_from: [author]", "");
+    let (new, _) = fixed("b.yaml", &none, "topology.generator_independence");
+    assert!(new.contains("{name: reviewer-a, role: checker, distinct_model_from: [author]}"), "{new}");
+    // Block style.
+    let block = "verification_topology:\n  C3:\n    roles:\n      - name: author\n        role: generator\n      - name: reviewer-a\n        role: checker\n        distinct_model_from:\n          - someone\n";
+    let (new, _) = fixed("b.yaml", block, "topology.generator_independence");
+    assert!(new.ends_with("        distinct_model_from:\n          - someone\n          - author\n"), "{new}");
+    let block_none = "verification_topology:\n  C3:\n    roles:\n      - name: author\n        role: generator\n      - name: reviewer-a\n        role: checker\n";
+    let (new, _) = fixed("b.yaml", block_none, "topology.generator_independence");
+    assert!(new.ends_with("        role: checker\n        distinct_model_from: [author]\n"), "{new}");
+}
