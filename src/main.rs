@@ -114,6 +114,13 @@ enum Command {
     ///   grail compile --target jsonschema --out .schemas
     #[command(verbatim_doc_comment)]
     Compile(CompileArgs),
+    /// Serve the Language Server Protocol on standard input and output.
+    ///
+    /// Diagnostics, hovers, definitions, references, completion and fixes for
+    /// policy files (`.grail`) and the documents they check (`.json`, `.yaml`,
+    /// `.yml`). The policy is the workspace's `.grail` files if it has any,
+    /// otherwise the shipped library. See README.md to attach an editor.
+    Lsp,
 }
 
 #[derive(clap::Args)]
@@ -243,6 +250,9 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::Lsp => grail_lsp::run_stdio()
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(|e| Fatal(format!("the language server stopped: {e}"))),
     };
     match result {
         Ok(code) => code,

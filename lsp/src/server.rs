@@ -1,0 +1,268 @@
+//! The protocol handlers. Each converts positions, calls one engine query and
+//! converts back; none holds logic of its own.
+//!
+//! The workspace sits behind one mutex and the server handles one message at
+//! a time (see [`crate::serve`]), so edits apply in the order they are sent.
+//! Engine calls run under [`Backend::guarded`]: a panic in a query becomes an
+//! error answer and a log message, never a crash.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, MutexGuard};
+
+use grail_engine::db::check_document;
+use grail_engine::{Database, Outcome, ide};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use crate::convert;
+use crate::position::LineIndex;
+use crate::workspace::{Changed, Workspace};
+
+pub struct Backend {
+    client: Client,
+    workspace: Mutex<Workspace>,
+}
+
+impl Backend {
+    pub fn new(client: Client, db: Database) -> Backend {
+        Backend { client, workspace: Mutex::new(Workspace::new(db)) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Workspace> {
+        // A panic while the lock was held leaves the inputs as they were set; go on with them.
+        self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` on the workspace; a panic becomes `None` and a log message.
+    async fn guarded<T>(&self, what: &str, f: impl FnOnce(&mut Workspace) -> T) -> Option<T> {
+        let result = {
+            let mut ws = self.lock();
+            catch_unwind(AssertUnwindSafe(|| f(&mut ws)))
+        };
+        match result {
+            Ok(v) => Some(v),
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                self.client.log_message(MessageType::ERROR, format!("grail: {what} failed: {message}")).await;
+                None
+            }
+        }
+    }
+
+    /// Publishes the diagnostics that a change affects.
+    async fn publish(&self, changed: Changed) {
+        let computed = self
+            .guarded("diagnostics", |ws| {
+                let uris = match &changed {
+                    Changed::Nothing => Vec::new(),
+                    Changed::Document(uri) => vec![uri.clone()],
+                    Changed::Policy => {
+                        let mut uris = ws.policy_uris();
+                        uris.extend(ws.open_documents());
+                        uris
+                    }
+                };
+                uris.into_iter()
+                    .map(|uri| {
+                        let diagnostics = convert::diagnostics(ws, &uri);
+                        let version = ws.version(&uri);
+                        (uri, diagnostics, version)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
+        for (uri, diagnostics, version) in computed {
+            self.client.publish_diagnostics(uri, diagnostics, version).await;
+        }
+    }
+
+    /// The engine source and byte offset of a position in an open file.
+    fn at(ws: &Workspace, uri: &Uri, position: Position) -> Option<(grail_engine::SourceText, usize)> {
+        let source = ws.source(uri)?;
+        let text = source.text(&ws.db);
+        Some((source, LineIndex::new(text).offset(text, position)))
+    }
+}
+
+fn internal(what: &str) -> Error {
+    let mut e = Error::internal_error();
+    e.message = format!("grail: {what} failed").into();
+    e
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let mut roots: Vec<std::path::PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        #[allow(deprecated)]
+        if roots.is_empty()
+            && let Some(p) = params.root_uri.as_ref().and_then(|u| u.to_file_path())
+        {
+            roots.push(p.into_owned());
+        }
+        self.guarded("initialize", |ws| ws.set_roots(roots)).await.ok_or_else(|| internal("initialize"))?;
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec![".".into(), ":".into()]),
+                    ..CompletionOptions::default()
+                }),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    ..CodeActionOptions::default()
+                })),
+                ..ServerCapabilities::default()
+            },
+            server_info: Some(ServerInfo { name: "grail".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        // Policy files on disk have diagnostics before anyone opens them.
+        self.publish(Changed::Policy).await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let changed = self.guarded("didOpen", |ws| ws.open(doc.uri, doc.text, doc.version)).await;
+        self.publish(changed.unwrap_or(Changed::Nothing)).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let doc = params.text_document;
+        let changed = self.guarded("didChange", |ws| ws.change(&doc.uri, params.content_changes, doc.version)).await;
+        self.publish(changed.unwrap_or(Changed::Nothing)).await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let changed = self.guarded("didClose", |ws| ws.close(&uri)).await.unwrap_or(Changed::Nothing);
+        if let Changed::Document(uri) = &changed {
+            // A closed document is no longer checked: clear what was shown.
+            self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;
+        } else {
+            self.publish(changed).await;
+        }
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let mut policy = false;
+        for change in params.changes {
+            let changed = self.guarded("didChangeWatchedFiles", |ws| ws.file_changed_on_disk(&change.uri)).await;
+            policy |= changed == Some(Changed::Policy);
+        }
+        if policy {
+            self.publish(Changed::Policy).await;
+        }
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let p = params.text_document_position_params;
+        self.guarded("hover", |ws| {
+            let (source, offset) = Self::at(ws, &p.text_document.uri, p.position)?;
+            let h = ide::hover(&ws.db, ws.set, source, offset)?;
+            Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: h.markdown }),
+                range: Some(convert::range(ws, source, h.span)),
+            })
+        })
+        .await
+        .ok_or_else(|| internal("hover"))
+    }
+
+    async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        self.guarded("definition", |ws| {
+            let (source, offset) = Self::at(ws, &p.text_document.uri, p.position)?;
+            let locations: Vec<Location> = ide::definition(&ws.db, ws.set, source, offset)
+                .into_iter()
+                .filter_map(|loc| convert::policy_location(ws, loc))
+                .collect();
+            (!locations.is_empty()).then_some(GotoDefinitionResponse::Array(locations))
+        })
+        .await
+        .ok_or_else(|| internal("definition"))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let p = params.text_document_position;
+        let include = params.context.include_declaration;
+        self.guarded("references", |ws| {
+            let (source, offset) = Self::at(ws, &p.text_document.uri, p.position)?;
+            let locations: Vec<Location> = ide::references(&ws.db, ws.set, source, offset, include)
+                .into_iter()
+                .filter_map(|loc| convert::policy_location(ws, loc))
+                .collect();
+            Some(locations)
+        })
+        .await
+        .ok_or_else(|| internal("references"))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let p = params.text_document_position;
+        self.guarded("completion", |ws| {
+            let (source, offset) = Self::at(ws, &p.text_document.uri, p.position)?;
+            let c = ide::completions(&ws.db, ws.set, source, offset)?;
+            let items = c.items.iter().map(|i| convert::completion(ws, source, c.replace, i)).collect();
+            Some(CompletionResponse::List(CompletionList { is_incomplete: false, items }))
+        })
+        .await
+        .ok_or_else(|| internal("completion"))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let range = params.range;
+        self.guarded("codeAction", |ws| {
+            let source = ws.source(&uri)?;
+            let text = source.text(&ws.db);
+            let requested = LineIndex::new(text).span(text, range);
+            let mut actions = Vec::new();
+            for f in check_document(&ws.db, ws.set, source) {
+                let Some((_, span)) = f.location else { continue };
+                let overlaps = span.start <= requested.end && requested.start <= span.end;
+                if !overlaps || !matches!(f.outcome, Outcome::Fail | Outcome::Unknown) {
+                    continue;
+                }
+                for fix in ide::fixes(&ws.db, ws.set, source, f) {
+                    let edits = fix.edits.iter().map(|e| convert::text_edit(ws, source, e)).collect();
+                    actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: fix.title,
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        diagnostics: Some(vec![convert::finding(ws, &uri, source, f)]),
+                        edit: Some(WorkspaceEdit {
+                            changes: Some(HashMap::from([(uri.clone(), edits)])),
+                            ..WorkspaceEdit::default()
+                        }),
+                        is_preferred: Some(true),
+                        ..CodeAction::default()
+                    }));
+                }
+            }
+            Some(actions)
+        })
+        .await
+        .ok_or_else(|| internal("codeAction"))
+    }
+}

@@ -1,0 +1,257 @@
+//! The server driven over in-memory streams, as an editor drives it.
+
+mod common;
+
+use common::*;
+use grail_engine::Database;
+use serde_json::{Value, json};
+
+/// A binding that passes every rule, but for `min_checkers` of C3 below its floor (2).
+const BELOW_FLOOR: &str = "schema_version: \"1.0\"
+executor_class: self-operated
+merge_policy: {C1: auto, C3: auto}
+verification_blocking: {C3: blocking}
+security_review: {C3: blocking}
+escalation_routes:
+  verification-divergence: security-oncall
+verification_topology:
+  C3:
+    min_checkers: 1
+    min_model_checkers: 1
+    cross_vendor_required: false
+    roles:
+      - {name: author, role: generator}
+      - {name: lint, role: checker, scanner_class: static-analysis}
+      - {name: reviewer-a, role: checker, distinct_model_from: [author]}
+";
+
+fn codes(diagnostics: &[Value]) -> Vec<String> {
+    diagnostics.iter().map(|d| d["code"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_bad_binding_gets_its_finding_and_an_edit_clears_it() {
+    let dir = TempDir::new("diagnostics");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.yaml"));
+    c.open(&uri, BELOW_FLOOR).await;
+    let d = c.diagnostics(&uri).await;
+    assert_eq!(codes(&d), ["floor.min_checkers"], "{d:#?}");
+    assert_eq!(d[0]["range"], json!({"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}));
+    assert_eq!(d[0]["severity"], 1);
+    let related = &d[0]["relatedInformation"][0];
+    assert!(related["location"]["uri"].as_str().unwrap_or_default().ends_with("policies/guardrails/binding.grail"), "{related}");
+
+    // Replace `1` by `2`: nothing is left to report.
+    let edit = json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
+    c.change(&uri, 2, edit).await;
+    assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn hover_definition_and_references_on_a_binding_key() {
+    let dir = TempDir::with_shipped_policy("hover");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.yaml"));
+    c.open(&uri, BELOW_FLOOR).await;
+    c.diagnostics(&uri).await;
+    let at = position_of(BELOW_FLOOR, "min_checkers: 1", 3);
+    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let text = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.contains("floor `2` (`guardrails.min_checkers[C3]`"), "{text}");
+    assert!(text.contains("value `1` (set in this document, line 10)"), "{text}");
+    assert_eq!(hover["range"]["start"], json!({"line": 9, "character": 4}));
+
+    let defs = c.request("textDocument/definition", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let binding = common::uri(&dir.0.join("policies/guardrails/binding.grail"));
+    assert_eq!(defs[0]["uri"], json!(binding), "{defs}");
+    let policy = std::fs::read_to_string(dir.0.join("policies/guardrails/binding.grail")).expect("policy");
+    assert_eq!(defs[0]["range"]["start"], position_of(&policy, "min_checkers?: int", 0));
+
+    let refs = c
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": uri}, "position": at, "context": {"includeDeclaration": false}}),
+        )
+        .await;
+    let refs = refs.as_array().cloned().unwrap_or_default();
+    assert!(refs.iter().any(|r| r["uri"].as_str().unwrap_or_default().ends_with("slots.grail")), "{refs:?}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn hover_and_definition_in_a_policy_file() {
+    let dir = TempDir::with_shipped_policy("policy-hover");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let path = dir.0.join("policies/guardrails/topology.grail");
+    let text = std::fs::read_to_string(&path).expect("policy");
+    let uri = uri(&path);
+    c.open(&uri, &text).await;
+    assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
+    let at = position_of(&text, "model_slots(t)", 1);
+    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(shown.contains("fn model_slots(t) ="), "{shown}");
+    let defs = c.request("textDocument/definition", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    assert!(defs[0]["uri"].as_str().unwrap_or_default().ends_with("slots.grail"), "{defs}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broken_policy_file_gets_located_diagnostics() {
+    let dir = TempDir::with_shipped_policy("policy-diagnostics");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let path = dir.0.join("policies/guardrails/topology.grail");
+    let text = std::fs::read_to_string(&path).expect("policy");
+    let uri = uri(&path);
+    c.open(&uri, &text).await;
+    c.diagnostics(&uri).await;
+    let at = position_of(&text, "count(model_slots(t))", 6);
+    let end = json!({"line": at["line"], "character": at["character"].as_u64().unwrap_or(0) + 11});
+    c.change(&uri, 2, json!([{"range": {"start": at, "end": end}, "text": "model_slot"}])).await;
+    let d = c.diagnostics(&uri).await;
+    assert_eq!(codes(&d)[0], "unknown-name", "{d:#?}");
+    assert_eq!(d[0]["range"]["start"], at);
+    assert!(d[0]["message"].as_str().unwrap_or_default().contains("did you mean `model_slots`?"), "{d:#?}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn completion_offers_the_keys_allowed_at_the_cursor() {
+    let dir = TempDir::new("completion");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.yaml"));
+    let text = BELOW_FLOOR.replace("    min_model_checkers: 1\n", "    min_mo\n");
+    c.open(&uri, &text).await;
+    let at = position_of(&text, "min_mo\n", 6);
+    let list = c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    let labels: Vec<&str> = items.iter().filter_map(|i| i["label"].as_str()).collect();
+    assert_eq!(labels, ["min_model_checkers"], "keys of Topology not yet present: {list}");
+    assert_eq!(items[0]["textEdit"]["newText"], "min_model_checkers: ");
+    assert_eq!(items[0]["textEdit"]["range"]["start"], position_of(&text, "min_mo\n", 0));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_code_action_raises_the_value_to_its_floor() {
+    let dir = TempDir::new("code-action");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.yaml"));
+    c.open(&uri, BELOW_FLOOR).await;
+    let d = c.diagnostics(&uri).await;
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d[0]["range"], "context": {"diagnostics": d}}),
+        )
+        .await;
+    let action = &actions[0];
+    assert_eq!(action["title"], "set `verification_topology.C3.min_checkers` to its floor `2`");
+    assert_eq!(action["kind"], "quickfix");
+    let edits = action["edit"]["changes"][&uri].as_array().cloned().unwrap_or_default();
+    let fixed = apply_edits(BELOW_FLOOR, &edits);
+    assert_eq!(fixed, BELOW_FLOOR.replace("min_checkers: 1", "min_checkers: 2"));
+    c.change(&uri, 2, json!([{"text": fixed}])).await;
+    assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_code_action_declares_the_checker_distinct_from_the_generator() {
+    let dir = TempDir::new("code-action-generator");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.yaml"));
+    let text = BELOW_FLOOR.replace("min_checkers: 1", "min_checkers: 2").replace(", distinct_model_from: [author]", "");
+    c.open(&uri, &text).await;
+    let d = c.diagnostics(&uri).await;
+    assert!(codes(&d).contains(&"topology.generator_independence".to_string()), "{d:#?}");
+    let target: Vec<Value> = d.iter().filter(|x| x["code"] == "topology.generator_independence").cloned().collect();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": target[0]["range"], "context": {"diagnostics": target}}),
+        )
+        .await;
+    let action = actions
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["title"].as_str().unwrap_or_default().contains("distinct_model_from")))
+        .cloned()
+        .unwrap_or_else(|| panic!("an action for the generator: {actions}"));
+    let edits = action["edit"]["changes"][&uri].as_array().cloned().unwrap_or_default();
+    let fixed = apply_edits(&text, &edits);
+    c.change(&uri, 2, json!([{"text": fixed}])).await;
+    let after = c.diagnostics(&uri).await;
+    assert!(!codes(&after).contains(&"topology.generator_independence".to_string()), "{after:#?}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_code_action_removes_an_unknown_key() {
+    let dir = TempDir::new("code-action-unknown");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("org.json"));
+    let text = "{\n  \"schema_version\": \"1.0\",\n  \"colour\": \"red\"\n}\n";
+    c.open(&uri, text).await;
+    let d = c.diagnostics(&uri).await;
+    assert!(codes(&d).contains(&"schema.unknown_key".to_string()), "{d:#?}");
+    let target: Vec<Value> = d.iter().filter(|x| x["code"] == "schema.unknown_key").cloned().collect();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": target[0]["range"], "context": {"diagnostics": target}}),
+        )
+        .await;
+    assert_eq!(actions[0]["title"], "remove `colour`");
+    let edits = actions[0]["edit"]["changes"][&uri].as_array().cloned().unwrap_or_default();
+    assert_eq!(apply_edits(text, &edits), "{\n  \"schema_version\": \"1.0\"\n}\n");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_edit_to_a_document_does_not_recompile_the_policy() {
+    let (db, log) = Database::with_log();
+    let dir = TempDir::new("incremental");
+    let mut c = TestClient::start(db, Some(&dir.0)).await;
+    let a = uri(&dir.0.join("a.yaml"));
+    let b = uri(&dir.0.join("b.yaml"));
+    c.open(&a, BELOW_FLOOR).await;
+    c.open(&b, BELOW_FLOOR).await;
+    c.diagnostics(&a).await;
+    c.diagnostics(&b).await;
+    log.lock().expect("log").clear();
+
+    let edit = json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
+    c.change(&a, 2, edit).await;
+    assert_eq!(c.diagnostics(&a).await, Vec::<Value>::new());
+    let ran = std::mem::take(&mut *log.lock().expect("log"));
+    assert!(ran.iter().any(|q| q.starts_with("check_document")), "the edited document is checked: {ran:#?}");
+    assert!(ran.iter().any(|q| q.starts_with("load_document")), "{ran:#?}");
+    for q in ["compile_policy", "parse_policy", "policy_index"] {
+        assert!(!ran.iter().any(|r| r.starts_with(q)), "`{q}` ran again after a document edit: {ran:#?}");
+    }
+    assert_eq!(ran.iter().filter(|q| q.starts_with("check_document")).count(), 1, "only the edited document: {ran:#?}");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_policy_file_deleted_while_open_leaves_the_policy() {
+    let dir = TempDir::with_shipped_policy("deleted");
+    let extra = dir.0.join("policies/extra.grail");
+    let rule = "rule extra.version\n  require binding.schema_version == \"2.0\" else fail \"not 2.0\"\n";
+    std::fs::write(&extra, rule).expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let doc = uri(&dir.0.join("org.yaml"));
+    c.open(&doc, BELOW_FLOOR).await;
+    let d = c.diagnostics(&doc).await;
+    assert!(codes(&d).contains(&"extra.version".to_string()), "{d:#?}");
+    let extra_uri = uri(&extra);
+    c.open(&extra_uri, rule).await;
+    std::fs::remove_file(&extra).expect("delete");
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": extra_uri, "type": 3}]})).await;
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": extra_uri}})).await;
+    let d = c.diagnostics_until(&doc, |d| !codes(d).contains(&"extra.version".to_string())).await;
+    assert_eq!(codes(&d), ["floor.min_checkers"], "{d:#?}");
+    c.shutdown().await;
+}
