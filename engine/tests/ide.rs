@@ -64,7 +64,8 @@ fn fixed(path: &str, text: &str, rule: &str) -> (String, Fix) {
     assert_eq!(fixes.len(), 1, "one fix for {finding:?}: {fixes:?}");
     let new = ide::apply(text, &fixes[0].edits);
     let again = SourceText::new(&db, path.into(), new.clone(), None);
-    let left: Vec<Finding> = failing(&db, set, again, rule).into_iter().filter(|f| f.subject == finding.subject).collect();
+    let left: Vec<Finding> =
+        failing(&db, set, again, rule).into_iter().filter(|f| f.subject == finding.subject).collect();
     assert!(left.is_empty(), "still reported after the fix:\n{new}\n{left:#?}");
     (new, fixes[0].clone())
 }
@@ -156,7 +157,8 @@ fn completion_of_keys_and_values_in_a_binding() {
     assert_eq!(classes, ["C2", "C3", "C4", "C5"]);
     let merge = labels("b.yaml", "merge_policy:\n  C1: a$0\n");
     assert_eq!(merge, ["human", "auto"]);
-    let slot = labels("b.yaml", &TOPOLOGY.replace("{name: author, role: generator}", "{name: author, role: generator, $0}"));
+    let slot =
+        labels("b.yaml", &TOPOLOGY.replace("{name: author, role: generator}", "{name: author, role: generator, $0}"));
     assert!(slot.contains(&"distinct_model_from".to_string()) && !slot.contains(&"name".to_string()), "{slot:?}");
     let role = labels("b.yaml", &TOPOLOGY.replace("role: generator", "role: gen$0"));
     assert_eq!(role, ["generator", "checker", "cross_vendor_checker", "ranker"]);
@@ -190,7 +192,11 @@ fn fix_raises_a_value_to_its_floor() {
 
 #[test]
 fn fix_removes_an_unknown_key() {
-    let (new, fix) = fixed("b.yaml", "schema_version: \"1.0\"\nmerge_polcy:\n  C1: auto\nexecutor_class: self-operated\n", "schema.unknown_key");
+    let (new, fix) = fixed(
+        "b.yaml",
+        "schema_version: \"1.0\"\nmerge_polcy:\n  C1: auto\nexecutor_class: self-operated\n",
+        "schema.unknown_key",
+    );
     assert_eq!(new, "schema_version: \"1.0\"\nexecutor_class: self-operated\n");
     assert_eq!(fix.title, "remove `merge_polcy`");
     let flow = TOPOLOGY.replace("role: generator}", "role: generator, colour: red}");
@@ -206,10 +212,7 @@ fn fix_removes_an_unknown_key() {
 
 #[test]
 fn fix_declares_a_slot_distinct_from_every_generator() {
-    let two = TOPOLOGY.replace(
-        "      - {name: lint",
-        "      - {name: fixer, role: generator}\n      - {name: lint",
-    );
+    let two = TOPOLOGY.replace("      - {name: lint", "      - {name: fixer, role: generator}\n      - {name: lint");
     let (new, fix) = fixed("b.yaml", &two, "topology.generator_independence");
     assert!(new.contains("distinct_model_from: [author, fixer]}"), "{new}");
     assert_eq!(fix.title, "add `fixer` to `distinct_model_from` of `reviewer-a`");

@@ -47,7 +47,10 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
         let n = compiled.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
         let mut d = Diagnostic::new_simple(
             Range::default(),
-            format!("the policy does not compile ({n} error{}), so this document is not checked", if n == 1 { "" } else { "s" }),
+            format!(
+                "the policy does not compile ({n} error{}), so this document is not checked",
+                if n == 1 { "" } else { "s" }
+            ),
         );
         d.severity = Some(DiagnosticSeverity::WARNING);
         d.source = Some("grail".into());
@@ -102,7 +105,11 @@ pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, f: &Finding) -> Di
     let span = f.location.map(|(_, s)| s).unwrap_or_default();
     Diagnostic {
         range: range(ws, source, span),
-        severity: Some(if f.outcome == Outcome::Fail { DiagnosticSeverity::ERROR } else { DiagnosticSeverity::WARNING }),
+        severity: Some(if f.outcome == Outcome::Fail {
+            DiagnosticSeverity::ERROR
+        } else {
+            DiagnosticSeverity::WARNING
+        }),
         code: Some(NumberOrString::String(f.rule.clone())),
         source: Some("grail".into()),
         message: f.message.clone(),
@@ -131,9 +138,8 @@ pub fn completion(ws: &Workspace, source: SourceText, replace: Span, c: &Complet
         label: c.label.clone(),
         kind: Some(kind),
         detail: (!c.detail.is_empty()).then(|| c.detail.clone()),
-        documentation: (!c.docs.is_empty()).then(|| {
-            Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: c.docs.clone() })
-        }),
+        documentation: (!c.docs.is_empty())
+            .then(|| Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: c.docs.clone() })),
         text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
             range: range(ws, source, replace),
             new_text: c.insert.clone(),

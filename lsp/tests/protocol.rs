@@ -40,10 +40,14 @@ async fn a_bad_binding_gets_its_finding_and_an_edit_clears_it() {
     assert_eq!(d[0]["range"], json!({"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}));
     assert_eq!(d[0]["severity"], 1);
     let related = &d[0]["relatedInformation"][0];
-    assert!(related["location"]["uri"].as_str().unwrap_or_default().ends_with("policies/guardrails/binding.grail"), "{related}");
+    assert!(
+        related["location"]["uri"].as_str().unwrap_or_default().ends_with("policies/guardrails/binding.grail"),
+        "{related}"
+    );
 
     // Replace `1` by `2`: nothing is left to report.
-    let edit = json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
+    let edit =
+        json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
     c.change(&uri, 2, edit).await;
     assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
     c.shutdown().await;
@@ -222,7 +226,8 @@ async fn an_edit_to_a_document_does_not_recompile_the_policy() {
     c.diagnostics(&b).await;
     log.lock().expect("log").clear();
 
-    let edit = json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
+    let edit =
+        json!([{"range": {"start": {"line": 9, "character": 18}, "end": {"line": 9, "character": 19}}, "text": "2"}]);
     c.change(&a, 2, edit).await;
     assert_eq!(c.diagnostics(&a).await, Vec::<Value>::new());
     let ran = std::mem::take(&mut *log.lock().expect("log"));

@@ -172,7 +172,9 @@ fn value_at(policy: &Policy, root: &Val, path: &[Seg]) -> Option<Val> {
     let mut v = root.clone();
     for seg in path {
         v = match (&v.kind, seg) {
-            (ValKind::Record(r, fields), Seg::Key(k)) => fields.get(policy.records.get(*r as usize)?.field(k)?)?.clone(),
+            (ValKind::Record(r, fields), Seg::Key(k)) => {
+                fields.get(policy.records.get(*r as usize)?.field(k)?)?.clone()
+            }
             (ValKind::Map(entries), Seg::Key(k)) => {
                 entries.iter().find(|(key, _)| key.display(policy) == *k).map(|(_, v)| v.clone())?
             }
@@ -255,7 +257,9 @@ pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, o
             ValKind::Map(entries) if !entries.is_empty() => {
                 let lines: Vec<String> = entries
                     .iter()
-                    .map(|(k, x)| format!("- `{}`: {} ({})", k.display(policy), shown(policy, x), origin_text(db, set, text, x)))
+                    .map(|(k, x)| {
+                        format!("- `{}`: {} ({})", k.display(policy), shown(policy, x), origin_text(db, set, text, x))
+                    })
                     .collect();
                 parts.push(format!("value:\n{}", lines.join("\n")));
             }
@@ -322,14 +326,17 @@ pub(super) fn symbol_at(db: &dyn salsa::Database, set: PolicySet, doc: SourceTex
     let parent = walk(policy, kind, &path[..path.len().saturating_sub(1)]);
     let variant = |e: EnumId, v: &str| {
         let def = policy.enums.get(e as usize)?;
-        def.variants.iter().any(|x| x == v).then(|| Symbol::Variant { enumeration: def.name.clone(), variant: v.to_string() })
+        def.variants
+            .iter()
+            .any(|x| x == v)
+            .then(|| Symbol::Variant { enumeration: def.name.clone(), variant: v.to_string() })
     };
-    if on_key && place.map_key {
-        if let (Ty::Map(k, _), Some(Seg::Key(key))) = (&parent.ty, path.last())
-            && let Ty::Enum(e) = **k
-        {
-            return variant(e, key);
-        }
+    if on_key
+        && place.map_key
+        && let (Ty::Map(k, _), Some(Seg::Key(key))) = (&parent.ty, path.last())
+        && let Ty::Enum(e) = **k
+    {
+        return variant(e, key);
     }
     if !on_key
         && let Ty::Enum(e) = place.ty
@@ -412,7 +419,12 @@ fn contexts(text: &str, format: Format, word: Span) -> Vec<Context> {
     found
 }
 
-pub(super) fn completions(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, offset: usize) -> Option<Completions> {
+pub(super) fn completions(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    doc: SourceText,
+    offset: usize,
+) -> Option<Completions> {
     let compiled = compile_policy(db, set);
     if compiled.has_errors() {
         return None;

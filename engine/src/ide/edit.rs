@@ -116,7 +116,10 @@ pub(super) fn insert_entry(text: &str, map: &Node, key: &str, value: &str, forma
     }
     let (first, last) = (entries.first()?, entries.last()?);
     let at = line_end(text, content_end(text, last.value.span).max(last.key_span.end));
-    Some(TextEdit { span: Span::new(at, at), text: format!("\n{}{key}: {value}", indent_at(text, first.key_span.start)) })
+    Some(TextEdit {
+        span: Span::new(at, at),
+        text: format!("\n{}{key}: {value}", indent_at(text, first.key_span.start)),
+    })
 }
 
 /// Removes entry `index` of a mapping, with its line when it has one of its own.

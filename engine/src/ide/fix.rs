@@ -49,7 +49,11 @@ struct Cx<'a> {
 fn still_there(findings: &[Finding], finding: &Finding) -> Option<Finding> {
     findings
         .iter()
-        .find(|f| f.rule == finding.rule && f.subject == finding.subject && matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        .find(|f| {
+            f.rule == finding.rule
+                && f.subject == finding.subject
+                && matches!(f.outcome, Outcome::Fail | Outcome::Unknown)
+        })
         .cloned()
 }
 
@@ -237,8 +241,13 @@ impl Search<'_> {
                 if ev.eval(check).as_truth() != Truth::False {
                     return;
                 }
-                let location =
-                    self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span()).or(self.last_bound).or(self.root_span);
+                let location = self
+                    .rule
+                    .at
+                    .as_ref()
+                    .and_then(|at| ev.eval(at).origin.document_span())
+                    .or(self.last_bound)
+                    .or(self.root_span);
                 let mut rendered = String::new();
                 for part in &message.parts {
                     match part {

@@ -19,12 +19,21 @@ use crate::hir::{EnumId, Loc, MatrixId, Policy, RecordId, Ty};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Symbol {
     Enum(String),
-    Variant { enumeration: String, variant: String },
+    Variant {
+        enumeration: String,
+        variant: String,
+    },
     /// A record, or a document kind (whose top-level keys are a record of the same name).
     Record(String),
-    Field { record: String, field: String },
+    Field {
+        record: String,
+        field: String,
+    },
     Matrix(String),
-    Column { matrix: String, column: String },
+    Column {
+        matrix: String,
+        column: String,
+    },
     Function(String),
     /// A rule id: a rule, or the id a structural check or a bound reports under.
     Rule(String),
@@ -158,8 +167,7 @@ pub fn build(files: &[&ast::SourceFile], policy: &Policy) -> PolicyIndex {
     r.walk_rules();
     r.walk_functions();
     r.resolve_by_name();
-    let mut uses: Vec<Use> =
-        r.uses.into_iter().map(|(loc, (symbol, owner))| Use { loc, symbol, owner }).collect();
+    let mut uses: Vec<Use> = r.uses.into_iter().map(|(loc, (symbol, owner))| Use { loc, symbol, owner }).collect();
     uses.sort_by_key(|u| (u.loc.file, u.loc.span.start, u.loc.span.end));
     PolicyIndex { decls: r.decls, uses, calls: r.calls }
 }
@@ -227,8 +235,7 @@ impl<'a> Resolver<'a> {
                     ast::Item::Enum(e) => {
                         self.declare_symbol(Symbol::Enum(e.name.text.clone()), e.name.span, e.span, &e.docs);
                         for v in &e.variants {
-                            let symbol =
-                                Symbol::Variant { enumeration: e.name.text.clone(), variant: v.text.clone() };
+                            let symbol = Symbol::Variant { enumeration: e.name.text.clone(), variant: v.text.clone() };
                             self.declare_symbol(symbol, v.span, e.span, &[]);
                         }
                     }
@@ -249,7 +256,12 @@ impl<'a> Resolver<'a> {
                         self.use_symbol(d.binder.span, Symbol::Record(d.name.text.clone()));
                         self.checks(&d.checks);
                         for forbid in &d.forbids {
-                            self.declare_symbol(Symbol::Rule(forbid.rule.text.clone()), forbid.rule.span, forbid.span, &[]);
+                            self.declare_symbol(
+                                Symbol::Rule(forbid.rule.text.clone()),
+                                forbid.rule.span,
+                                forbid.span,
+                                &[],
+                            );
                         }
                         self.fields(&d.name.text, &d.fields);
                     }
@@ -709,7 +721,7 @@ impl<'a> Resolver<'a> {
         }
         // Walk the body with the arguments' types, as lowering expands it.
         let outer_file = std::mem::replace(&mut self.file, file);
-        let outer_owner = std::mem::replace(&mut self.owner, Some(Symbol::Function(f.name.text.clone())));
+        let outer_owner = self.owner.replace(Symbol::Function(f.name.text.clone()));
         let mut body_scope = Scope::new();
         for (p, ty) in f.params.iter().zip(types) {
             let loc = self.declare_local(p, Some(ty.clone()));

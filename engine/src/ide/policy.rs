@@ -63,7 +63,12 @@ fn docs(lines: &[String]) -> Option<String> {
 }
 
 /// The Markdown description of a symbol.
-pub(super) fn describe(db: &dyn salsa::Database, set: PolicySet, index: &PolicyIndex, symbol: &Symbol) -> Option<String> {
+pub(super) fn describe(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    index: &PolicyIndex,
+    symbol: &Symbol,
+) -> Option<String> {
     let compiled = compile_policy(db, set);
     let policy: &Policy = &compiled.policy;
     let decl = index.decl(symbol);
@@ -77,11 +82,7 @@ pub(super) fn describe(db: &dyn salsa::Database, set: PolicySet, index: &PolicyI
         Symbol::Variant { enumeration, variant } => {
             let def = policy.enums.iter().find(|e| &e.name == enumeration)?;
             let position = def.variants.iter().position(|v| v == variant)?;
-            parts.push(format!(
-                "variant `{variant}` of `{enumeration}` ({} of {})",
-                position + 1,
-                def.variants.len()
-            ));
+            parts.push(format!("variant `{variant}` of `{enumeration}` ({} of {})", position + 1, def.variants.len()));
             if let Some(d) = index.decl(&Symbol::Enum(enumeration.clone())) {
                 parts.push(code(&source(db, set, d.item, 3)));
                 parts.extend(docs(&d.docs));
@@ -93,11 +94,8 @@ pub(super) fn describe(db: &dyn salsa::Database, set: PolicySet, index: &PolicyI
             parts.push(code(header.trim_end_matches('{').trim_end()));
             parts.extend(docs(&decl.docs));
             if let Some(r) = policy.records.iter().find(|r| &r.name == name) {
-                let fields: Vec<String> = r
-                    .fields
-                    .iter()
-                    .map(|f| format!("`{}{}`", f.name, if f.optional { "?" } else { "" }))
-                    .collect();
+                let fields: Vec<String> =
+                    r.fields.iter().map(|f| format!("`{}{}`", f.name, if f.optional { "?" } else { "" })).collect();
                 if !fields.is_empty() {
                     parts.push(format!("fields: {}", fields.join(", ")));
                 }
@@ -236,7 +234,12 @@ pub(super) fn completions(db: &dyn salsa::Database, set: PolicySet, file: u32, o
         push(&d.binder, CompletionKind::Record, format!("document {}", d.name), &d.docs);
     }
     for m in &policy.matrices {
-        push(&m.name, CompletionKind::Matrix, format!("matrix by {}", policy.enums.get(m.key_enum as usize).map_or("", |e| e.name.as_str())), &m.docs);
+        push(
+            &m.name,
+            CompletionKind::Matrix,
+            format!("matrix by {}", policy.enums.get(m.key_enum as usize).map_or("", |e| e.name.as_str())),
+            &m.docs,
+        );
     }
     for e in &policy.enums {
         push(&e.name, CompletionKind::Enum, "enum".into(), &e.docs);

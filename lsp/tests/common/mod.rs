@@ -34,7 +34,14 @@ impl TestClient {
         let (server_read, server_write) = tokio::io::split(server);
         let server = tokio::spawn(grail_lsp::serve(server_read, server_write, db));
         let (read, writer) = tokio::io::split(client);
-        let mut c = TestClient { reader: BufReader::new(read), writer, next_id: 0, pending: VecDeque::new(), versions: Default::default(), server };
+        let mut c = TestClient {
+            reader: BufReader::new(read),
+            writer,
+            next_id: 0,
+            pending: VecDeque::new(),
+            versions: Default::default(),
+            server,
+        };
         let folders = match root {
             Some(r) => json!([{"uri": uri(r), "name": "workspace"}]),
             None => Value::Null,
