@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use grail_engine::db::check_document;
@@ -23,11 +24,13 @@ use crate::workspace::{Changed, Workspace};
 pub struct Backend {
     client: Client,
     workspace: Mutex<Workspace>,
+    /// Whether the client lets the server ask to be told of changes to `.grail` files on disk.
+    watch_files: AtomicBool,
 }
 
 impl Backend {
     pub fn new(client: Client, db: Database) -> Backend {
-        Backend { client, workspace: Mutex::new(Workspace::new(db)) }
+        Backend { client, workspace: Mutex::new(Workspace::new(db)), watch_files: AtomicBool::new(false) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Workspace> {
@@ -111,6 +114,8 @@ impl LanguageServer for Backend {
         {
             roots.push(p.into_owned());
         }
+        let watch = params.capabilities.workspace.as_ref().and_then(|w| w.did_change_watched_files.as_ref());
+        self.watch_files.store(watch.and_then(|w| w.dynamic_registration).unwrap_or(false), Ordering::Relaxed);
         self.guarded("initialize", |ws| ws.set_roots(roots)).await.ok_or_else(|| internal("initialize"))?;
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
@@ -134,6 +139,22 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        if self.watch_files.load(Ordering::Relaxed) {
+            let options = DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![FileSystemWatcher {
+                    glob_pattern: GlobPattern::String("**/*.grail".into()),
+                    kind: None,
+                }],
+            };
+            let registration = Registration {
+                id: "grail-policy-files".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            if let Err(e) = self.client.register_capability(vec![registration]).await {
+                self.client.log_message(MessageType::WARNING, format!("grail: cannot watch policy files: {e}")).await;
+            }
+        }
         // Policy files on disk have diagnostics before anyone opens them.
         self.publish(Changed::Policy).await;
     }

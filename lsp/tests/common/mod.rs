@@ -49,7 +49,12 @@ impl TestClient {
         let init = c
             .request(
                 "initialize",
-                json!({"processId": null, "rootUri": null, "capabilities": {}, "workspaceFolders": folders}),
+                json!({
+                    "processId": null,
+                    "rootUri": null,
+                    "capabilities": {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}},
+                    "workspaceFolders": folders,
+                }),
             )
             .await;
         assert!(init["capabilities"]["hoverProvider"].as_bool().unwrap_or(false), "{init}");
