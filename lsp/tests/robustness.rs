@@ -163,3 +163,21 @@ async fn random_edits_of_a_json_binding_never_crash_the_server() {
     }
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_workspace_of_ten_thousand_files_is_served() {
+    let dir = TempDir::with_shipped_policy("many-files");
+    for d in 0..100 {
+        let sub = dir.0.join(format!("bindings/team-{d}"));
+        std::fs::create_dir_all(&sub).expect("a folder");
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("b{f}.yaml")), "schema_version: \"1.0\"\n").expect("a file");
+        }
+    }
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let doc = uri(&dir.0.join("bindings/team-7/b7.yaml"));
+    c.open(&doc, "schema_version: \"1.0\"\nmerge_policy: {C4: auto}\n").await;
+    let d = c.diagnostics(&doc).await;
+    assert!(d.iter().any(|x| x["code"] == "merge.ceiling"), "{d:?}");
+    c.shutdown().await;
+}
