@@ -3,7 +3,7 @@
 
 use grail_lang::ast::{BoundKind, Span};
 
-use crate::conform::{conform, select_kind};
+use crate::conform::{Env, Resolved, conform, select_kind};
 use crate::db::{PolicySet, SourceText, compile_policy, document_format, load_document};
 use crate::document::{self, Format, Limits, Node, NodeKind};
 use crate::hir::{DefaultDef, DocKindId, EnumId, FieldDef, Policy, RecordId, Ty};
@@ -116,9 +116,9 @@ pub(super) struct Place {
     pub field: Option<(RecordId, usize)>,
     /// Whether the last step was a key of a map keyed by an enumeration or a string.
     pub map_key: bool,
-    /// Enclosing enumeration keys, innermost last (`C3` of `verification_topology.C3`).
+    /// Enclosing enumeration keys, innermost last (`T2` of `reviews.T2`).
     pub keys: Vec<(EnumId, u32)>,
-    /// The path, as subjects name it: `verification_topology.C3.roles[0]`.
+    /// The path, as subjects name it: `reviews.T2.reviewers[0]`.
     pub path: String,
 }
 
@@ -251,7 +251,9 @@ pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, o
         parts.push(field.docs.join("\n"));
     }
 
-    let (value, _) = conform(policy, kind, 0, root);
+    let none = Default::default();
+    let never = |_: &str| Resolved::Refused("not read".into());
+    let (value, _) = conform(policy, kind, 0, root, &Env { overrides: &none, resolve: &never });
     if let Some(v) = value_at(policy, &value, &path) {
         match &v.kind {
             ValKind::Map(entries) if !entries.is_empty() => {

@@ -4,7 +4,7 @@
 //!   the matrix cell for its enclosing key;
 //! - an unknown or forbidden key: remove its entry;
 //! - a rule whose `require` fails because a value is not in a list the
-//!   document declares (`g.name in m.distinct_model_from`): add it to that
+//!   document declares (`n in x.conflicts`): add it to that
 //!   list, for every element that fails, until the finding is gone.
 //!
 //! Every fix is checked before it is offered: the edited document is checked
@@ -12,8 +12,8 @@
 
 use grail_lang::ast::BoundKind;
 
-use crate::check::check_one;
-use crate::conform::{conform, select_kind};
+use crate::check::{self, Input};
+use crate::conform::select_kind;
 use crate::db::{PolicySet, SourceText, compile_policy, document_format, load_document};
 use crate::diagnostic::{Finding, Outcome};
 use crate::document::{self, Format, Limits, Node, NodeKind};
@@ -33,7 +33,8 @@ pub(super) fn fixes(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, f
     let Ok(root) = load_document(db, doc) else { return Vec::new() };
     let text = doc.text(db);
     let format = document_format(doc.path(db), text);
-    let cx = Cx { policy, root, text, format };
+    let path = doc.path(db);
+    let cx = Cx { policy, root, text, format, path };
     let candidates = [cx.bound(finding), cx.remove_key(finding), cx.add_member(finding)];
     candidates.into_iter().flatten().filter(|f| cx.fixes(finding, f)).collect()
 }
@@ -43,6 +44,7 @@ struct Cx<'a> {
     root: &'a Node,
     text: &'a str,
     format: Format,
+    path: &'a str,
 }
 
 /// Whether a finding is still reported: the same rule and subject, not passing.
@@ -57,14 +59,16 @@ fn still_there(findings: &[Finding], finding: &Finding) -> Option<Finding> {
         .cloned()
 }
 
-fn recheck(policy: &Policy, text: &str, format: Format) -> Vec<Finding> {
-    check_one(policy, &document::load(text, format, &Limits::default()))
+/// Checks a text as the document `path`, on its own.
+fn recheck(policy: &Policy, path: &str, text: &str, format: Format) -> Vec<Finding> {
+    let loaded = document::load(text, format, &Limits::default());
+    check::check(policy, &[Input { path, text, loaded: Some(&loaded) }], &[])
 }
 
 impl Cx<'_> {
     fn fixes(&self, finding: &Finding, fix: &Fix) -> bool {
         let edited = apply(self.text, &fix.edits);
-        still_there(&recheck(self.policy, &edited, self.format), finding).is_none()
+        still_there(&recheck(self.policy, self.path, &edited, self.format), finding).is_none()
     }
 
     fn kind(&self) -> Option<DocKindId> {
@@ -122,11 +126,11 @@ impl Cx<'_> {
         let mut added: Vec<(String, String, String)> = Vec::new();
         for _ in 0..16 {
             let root = document::load(&text, self.format, &Limits::default()).ok()?;
-            let step = Cx { policy: self.policy, root: &root, text: &text, format: self.format };
+            let step = Cx { policy: self.policy, root: &root, text: &text, format: self.format, path: self.path };
             let (edit, what) = step.member_edit(rule, &target)?;
             text = apply(&text, &[edit]);
             added.push(what);
-            match still_there(&recheck(self.policy, &text, self.format), &target) {
+            match still_there(&recheck(self.policy, self.path, &text, self.format), &target) {
                 None => break,
                 Some(next) => target = next,
             }
@@ -139,13 +143,20 @@ impl Cx<'_> {
 
     /// The edit that adds one missing member, and (member, field, owner) for the title.
     fn member_edit(&self, rule: &RuleDef, target: &Finding) -> Option<(TextEdit, (String, String, String))> {
-        let kind = self.kind()?;
-        let (value, _) = conform(self.policy, kind, 0, self.root);
-        let mut roots = vec![None; self.policy.documents.len()];
-        roots[kind as usize] = Some(value);
-        let root_span = roots[kind as usize].as_ref().and_then(|v| v.origin.document_span());
-        let mut ev = Evaluator { policy: self.policy, roots: &roots, env: vec![Val::unknown(); rule.slots as usize] };
-        let mut search = Search { rule, target, last_bound: None, root_span, found: None };
+        let loaded = Ok(self.root.clone());
+        let run =
+            check::run(self.policy, &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }], &[], false);
+        let judged = *rule.reads.first()?;
+        let root_span = run.single.get(judged as usize)?.as_ref()?.origin.document_span();
+        let mut ev = Evaluator {
+            policy: self.policy,
+            single: &run.single,
+            all: &run.all,
+            prior: &run.findings,
+            env: vec![Val::unknown(); rule.slots as usize],
+            reads: None,
+        };
+        let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);
         let m = search.found?;
         let record = &self.policy.records[m.record as usize];
@@ -204,7 +215,8 @@ struct Member {
 struct Search<'r> {
     rule: &'r RuleDef,
     target: &'r Finding,
-    last_bound: Option<(u32, grail_lang::ast::Span)>,
+    /// Where each value bound by a `for` is, outermost first.
+    bound: Vec<Option<(u32, grail_lang::ast::Span)>>,
     root_span: Option<(u32, grail_lang::ast::Span)>,
     found: Option<Member>,
 }
@@ -216,18 +228,23 @@ impl Search<'_> {
         }
         let Some(clause) = self.rule.clauses.get(i) else { return };
         match clause {
-            ClauseDef::For { pattern, domain, .. } => {
+            ClauseDef::For { pattern, domain, filter, .. } => {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements_of(&d, pattern) else { return };
-                let saved = self.last_bound;
                 for values in elements {
-                    self.last_bound = values.last().and_then(|v| v.origin.document_span()).or(saved);
+                    ev.bind_pattern(pattern, values.clone());
+                    if let Some(f) = filter
+                        && ev.eval(f).as_truth() != Truth::True
+                    {
+                        continue;
+                    }
+                    self.bound.push(values.last().and_then(|v| v.origin.document_span()));
                     ev.bind_pattern(pattern, values);
                     self.clauses(ev, i + 1);
+                    self.bound.pop();
                 }
-                self.last_bound = saved;
             }
-            ClauseDef::Let { slot, value } => {
+            ClauseDef::Let { slot, value, .. } => {
                 let v = ev.eval(value);
                 ev.env[*slot as usize] = v;
                 self.clauses(ev, i + 1);
@@ -241,13 +258,13 @@ impl Search<'_> {
                 if ev.eval(check).as_truth() != Truth::False {
                     return;
                 }
-                let location = self
-                    .rule
-                    .at
-                    .as_ref()
-                    .and_then(|at| ev.eval(at).origin.document_span())
-                    .or(self.last_bound)
-                    .or(self.root_span);
+                // As evaluation places a finding: `at`, else the last value bound, else the document.
+                let at = self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
+                let location = match self.bound.last() {
+                    _ if at.is_some() => at,
+                    Some(last) => *last,
+                    None => self.root_span,
+                };
                 let mut rendered = String::new();
                 for part in &message.parts {
                     match part {

@@ -158,6 +158,7 @@ pub fn build(files: &[&ast::SourceFile], policy: &Policy) -> PolicyIndex {
         uses: HashMap::new(),
         calls: Vec::new(),
         binders: HashMap::new(),
+        all_binders: HashMap::new(),
         functions: HashMap::new(),
         expanding: Vec::new(),
         witnesses: None,
@@ -187,8 +188,10 @@ struct Resolver<'a> {
     /// call site knows its parameters' types; walked on its own it does not.
     uses: HashMap<Loc, (Symbol, Option<Symbol>)>,
     calls: Vec<(Symbol, String)>,
-    /// Document binders (`binding`) to their document's name.
+    /// Document binders (`pipeline`) to their document's name.
     binders: HashMap<String, String>,
+    /// Binders of every document of a kind (a list) to the document's name.
+    all_binders: HashMap<String, String>,
     functions: HashMap<String, (u32, usize)>,
     expanding: Vec<String>,
     /// While walking a `require`: the variables of quantifiers, which its message may name.
@@ -254,6 +257,13 @@ impl<'a> Resolver<'a> {
                         self.declare_symbol(Symbol::Record(d.name.text.clone()), d.name.span, d.span, &d.docs);
                         self.binders.insert(d.binder.text.clone(), d.name.text.clone());
                         self.use_symbol(d.binder.span, Symbol::Record(d.name.text.clone()));
+                        if let Some(all) = &d.all_binder {
+                            self.all_binders.insert(all.text.clone(), d.name.text.clone());
+                            self.use_symbol(all.span, Symbol::Record(d.name.text.clone()));
+                        }
+                        if let ast::Selector::Markdown { rule, .. } = &d.selector {
+                            self.declare_symbol(Symbol::Rule(rule.text.clone()), rule.span, d.span, &[]);
+                        }
                         self.checks(&d.checks);
                         for forbid in &d.forbids {
                             self.declare_symbol(
@@ -282,6 +292,20 @@ impl<'a> Resolver<'a> {
                     }
                     ast::Item::Rule(rule) => {
                         self.declare_symbol(Symbol::Rule(rule.id.text.clone()), rule.id.span, rule.span, &rule.docs);
+                    }
+                    ast::Item::Question(q) => {
+                        self.declare_symbol(Symbol::Rule(q.id.text.clone()), q.id.span, q.span, &q.docs);
+                    }
+                    ast::Item::Layers(l) => {
+                        let document = l.document.text.clone();
+                        self.owner = Some(Symbol::Record(document.clone()));
+                        self.use_symbol(l.document.span, Symbol::Record(document.clone()));
+                        let fields = std::iter::once(&l.key).chain(l.only.iter().flat_map(|(_, f)| f)).chain(&l.free);
+                        for f in fields {
+                            let symbol = Symbol::Field { record: document.clone(), field: f.text.clone() };
+                            self.use_symbol(f.span, symbol);
+                        }
+                        self.checks(&l.checks);
                     }
                 }
                 self.owner = None;
@@ -328,7 +352,7 @@ impl<'a> Resolver<'a> {
 
     fn type_expr(&mut self, t: &ast::TypeExpr) {
         match t {
-            ast::TypeExpr::Named(n) => self.type_name(n),
+            ast::TypeExpr::Named(n) | ast::TypeExpr::Ref(n, _) => self.type_name(n),
             ast::TypeExpr::Int { .. } => {}
             ast::TypeExpr::List(elem, _) => self.type_expr(elem),
             ast::TypeExpr::Map(key, value, _) => {
@@ -392,15 +416,30 @@ impl<'a> Resolver<'a> {
         let files = self.files;
         for (f, file) in files.iter().enumerate() {
             for item in &file.items {
+                if let ast::Item::Question(q) = item {
+                    self.file = f as u32;
+                    self.owner = Some(Symbol::Rule(q.id.text.clone()));
+                    let mut scope = Scope::new();
+                    for var in &q.vars {
+                        let ty = self.expr(&var.domain, &mut scope);
+                        self.bind(&var.pattern, &ty, &mut scope);
+                    }
+                    self.expr(&q.allow, &mut scope);
+                    self.owner = None;
+                    continue;
+                }
                 let ast::Item::Rule(rule) = item else { continue };
                 self.file = f as u32;
                 self.owner = Some(Symbol::Rule(rule.id.text.clone()));
                 let mut scope = Scope::new();
                 for clause in &rule.clauses {
                     match clause {
-                        ast::Clause::For { pattern, domain, .. } => {
+                        ast::Clause::For { pattern, domain, filter, .. } => {
                             let ty = self.expr(domain, &mut scope);
                             self.bind(pattern, &ty, &mut scope);
+                            if let Some(f) = filter {
+                                self.expr(f, &mut scope);
+                            }
                         }
                         ast::Clause::When { guard, reason, .. } => {
                             self.expr(guard, &mut scope);
@@ -556,6 +595,7 @@ impl<'a> Resolver<'a> {
                         let _ = it;
                         *v
                     }
+                    Ty::List(elem) => *elem,
                     Ty::Matrix(m) => {
                         if let Some(def) = self.policy.matrices.get(m as usize) {
                             self.variant_literal(index, &Ty::Enum(def.key_enum));
@@ -591,7 +631,7 @@ impl<'a> Resolver<'a> {
                         Ty::Bool
                     }
                     B::And | B::Or => Ty::Bool,
-                    B::Add | B::Sub => Ty::Int,
+                    B::Add | B::Sub | B::Mul => Ty::Int,
                     B::Coalesce | B::Concat => {
                         if at == Ty::Error {
                             bt
@@ -672,6 +712,10 @@ impl<'a> Resolver<'a> {
             self.use_symbol(n.span, Symbol::Record(doc.clone()));
             return self.record_id(&doc).map_or(Ty::Error, Ty::Record);
         }
+        if let Some(doc) = self.all_binders.get(&n.text).cloned() {
+            self.use_symbol(n.span, Symbol::Record(doc.clone()));
+            return self.record_id(&doc).map_or(Ty::Error, |r| Ty::List(Box::new(Ty::Record(r))));
+        }
         if let Some(m) = self.matrix_id(&n.text) {
             self.use_symbol(n.span, Symbol::Matrix(n.text.clone()));
             return Ty::Matrix(m);
@@ -692,10 +736,11 @@ impl<'a> Resolver<'a> {
         let types: Vec<Ty> = args.iter().map(|a| self.expr(a, scope)).collect();
         let first = types.first().cloned().unwrap_or(Ty::Error);
         match name.text.as_str() {
-            "present" | "absent" | "empty" => return Ty::Bool,
-            "count" => return Ty::Int,
-            "lower" => return Ty::Str,
-            "max" | "min" => return first,
+            "present" | "absent" | "empty" | "matches" | "holds" => return Ty::Bool,
+            "count" | "entries" | "int" | "timestamp" => return Ty::Int,
+            "lower" | "trim_suffix" | "reason" => return Ty::Str,
+            "split" => return Ty::List(Box::new(Ty::Str)),
+            "max" | "min" | "distinct" => return first,
             "pairs" => {
                 return match first {
                     Ty::List(t) => Ty::Pairs(t),
