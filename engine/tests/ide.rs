@@ -228,3 +228,19 @@ fn fix_declares_a_slot_distinct_from_every_generator() {
     let (new, _) = fixed("b.yaml", block_none, "topology.generator_independence");
     assert!(new.ends_with("        role: checker\n        distinct_model_from: [author]\n"), "{new}");
 }
+
+#[test]
+fn hover_snapshots() {
+    let key = hover("b.yaml", &TOPOLOGY.replace("min_checkers: 1", "min_$0checkers: 1"));
+    insta::assert_snapshot!("hover_binding_key", key);
+    let variant = hover("b.yaml", &TOPOLOGY.replace("role: checker, scanner", "role: chec$0ker, scanner"));
+    insta::assert_snapshot!("hover_binding_enum_value", variant);
+    let db = Database::default();
+    let set = shipped(&db);
+    let (file, at) = in_policy(&db, set, "topology.grail", "rule topology.generator_independence", 8);
+    let rule = ide::hover(&db, set, file, at).expect("hover").markdown;
+    insta::assert_snapshot!("hover_policy_rule", rule);
+    let (file, at) = in_policy(&db, set, "slots.grail", "guardrails[c].min_checkers", 15);
+    let column = ide::hover(&db, set, file, at).expect("hover").markdown;
+    insta::assert_snapshot!("hover_policy_column", column);
+}

@@ -250,6 +250,17 @@ pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, o
     if !field.docs.is_empty() {
         parts.push(field.docs.join("\n"));
     }
+    if let Ty::Enum(e) = &place.ty
+        && let Some(def) = policy.enums.get(*e as usize)
+    {
+        let variants: Vec<String> = def.variants.iter().map(|v| format!("`{v}`")).collect();
+        parts.push(format!(
+            "`{}`: one of {}{}",
+            def.name,
+            variants.join(", "),
+            if def.docs.is_empty() { String::new() } else { format!(". {}", def.docs.join(" ")) }
+        ));
+    }
 
     let none = Default::default();
     let never = |_: &str| Resolved::Refused("not read".into());
