@@ -260,3 +260,29 @@ async fn a_policy_file_deleted_while_open_leaves_the_policy() {
     assert_eq!(codes(&d), ["floor.min_checkers"], "{d:#?}");
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_edit_to_a_policy_file_reparses_that_file_only() {
+    let (db, log) = Database::with_log();
+    let dir = TempDir::with_shipped_policy("incremental-policy");
+    let mut c = TestClient::start(db, Some(&dir.0)).await;
+    let path = dir.0.join("policies/guardrails/topology.grail");
+    let text = std::fs::read_to_string(&path).expect("policy");
+    let policy = uri(&path);
+    let doc = uri(&dir.0.join("org.yaml"));
+    c.open(&doc, BELOW_FLOOR).await;
+    c.open(&policy, &text).await;
+    c.diagnostics(&policy).await;
+    log.lock().expect("log").clear();
+
+    let at = position_of(&text, "distinct model slots; the effective", 0);
+    c.change(&policy, 2, json!([{"range": {"start": at, "end": at}, "text": "really "}])).await;
+    assert_eq!(c.diagnostics(&policy).await, Vec::<Value>::new());
+    let d = c.diagnostics(&doc).await;
+    assert_eq!(codes(&d), ["floor.min_checkers"], "{d:#?}");
+    let ran = std::mem::take(&mut *log.lock().expect("log"));
+    let parsed: Vec<&String> = ran.iter().filter(|q| q.starts_with("parse_policy")).collect();
+    assert_eq!(parsed.len(), 1, "only the edited file is parsed again: {ran:#?}");
+    assert!(ran.iter().any(|q| q.starts_with("compile_policy")), "{ran:#?}");
+    c.shutdown().await;
+}
