@@ -3,13 +3,13 @@
 //!
 //! The workspace sits behind one mutex and the server handles one message at
 //! a time (see [`crate::serve`]), so edits apply in the order they are sent.
-//! Engine calls run under [`Backend::guarded`]: a panic in a query becomes an
-//! error answer and a log message, never a crash.
+//! Engine calls run under [`guarded`]: a panic in a query becomes an error
+//! answer and a log message, never a crash.
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use grail_engine::db::check_document;
 use grail_engine::{Database, Outcome, ide};
@@ -23,66 +23,88 @@ use crate::workspace::{Changed, Workspace};
 
 pub struct Backend {
     client: Client,
-    workspace: Mutex<Workspace>,
+    workspace: Arc<Mutex<Workspace>>,
     /// Whether the client lets the server ask to be told of changes to `.grail` files on disk.
     watch_files: AtomicBool,
+    /// Counts policy edits: a re-check of the open documents stops when a newer edit arrives.
+    generation: Arc<AtomicU64>,
+}
+
+/// Runs `f` on the workspace; a panic becomes `None` and a log message.
+async fn guarded<T>(
+    client: &Client,
+    workspace: &Mutex<Workspace>,
+    what: &str,
+    f: impl FnOnce(&mut Workspace) -> T,
+) -> Option<T> {
+    let result = {
+        // A panic while the lock was held leaves the inputs as they were set; go on with them.
+        let mut ws = workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        catch_unwind(AssertUnwindSafe(|| f(&mut ws)))
+    };
+    match result {
+        Ok(v) => Some(v),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            client.log_message(MessageType::ERROR, format!("grail: {what} failed: {message}")).await;
+            None
+        }
+    }
+}
+
+/// Computes and publishes the diagnostics of `uris`, one at a time.
+async fn publish_each(client: &Client, workspace: &Mutex<Workspace>, uris: Vec<Uri>, stale: impl Fn() -> bool) {
+    for uri in uris {
+        if stale() {
+            return;
+        }
+        let computed =
+            guarded(client, workspace, "diagnostics", |ws| (convert::diagnostics(ws, &uri), ws.version(&uri)));
+        if let Some((diagnostics, version)) = computed.await {
+            client.publish_diagnostics(uri, diagnostics, version).await;
+        }
+        // Let the messages that arrived meanwhile be read.
+        tokio::task::yield_now().await;
+    }
 }
 
 impl Backend {
     pub fn new(client: Client, db: Database) -> Backend {
-        Backend { client, workspace: Mutex::new(Workspace::new(db)), watch_files: AtomicBool::new(false) }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Workspace> {
-        // A panic while the lock was held leaves the inputs as they were set; go on with them.
-        self.workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Runs `f` on the workspace; a panic becomes `None` and a log message.
-    async fn guarded<T>(&self, what: &str, f: impl FnOnce(&mut Workspace) -> T) -> Option<T> {
-        let result = {
-            let mut ws = self.lock();
-            catch_unwind(AssertUnwindSafe(|| f(&mut ws)))
-        };
-        match result {
-            Ok(v) => Some(v),
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                self.client.log_message(MessageType::ERROR, format!("grail: {what} failed: {message}")).await;
-                None
-            }
+        Backend {
+            client,
+            workspace: Arc::new(Mutex::new(Workspace::new(db))),
+            watch_files: AtomicBool::new(false),
+            generation: Arc::new(AtomicU64::new(0)),
         }
     }
 
-    /// Publishes the diagnostics that a change affects.
+    async fn guarded<T>(&self, what: &str, f: impl FnOnce(&mut Workspace) -> T) -> Option<T> {
+        guarded(&self.client, &self.workspace, what, f).await
+    }
+
+    /// Publishes the diagnostics that a change affects. After a policy edit,
+    /// the policy files' come at once and the open documents' in a task of
+    /// their own, which a newer policy edit stops.
     async fn publish(&self, changed: Changed) {
-        let computed = self
-            .guarded("diagnostics", |ws| {
-                let uris = match &changed {
-                    Changed::Nothing => Vec::new(),
-                    Changed::Document(uri) => vec![uri.clone()],
-                    Changed::Policy => {
-                        let mut uris = ws.policy_uris();
-                        uris.extend(ws.open_documents());
-                        uris
-                    }
-                };
-                uris.into_iter()
-                    .map(|uri| {
-                        let diagnostics = convert::diagnostics(ws, &uri);
-                        let version = ws.version(&uri);
-                        (uri, diagnostics, version)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .await
-            .unwrap_or_default();
-        for (uri, diagnostics, version) in computed {
-            self.client.publish_diagnostics(uri, diagnostics, version).await;
+        match changed {
+            Changed::Nothing => {}
+            Changed::Document(uri) => publish_each(&self.client, &self.workspace, vec![uri], || false).await,
+            Changed::Policy => {
+                let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+                let (policy, documents) =
+                    self.guarded("diagnostics", |ws| (ws.policy_uris(), ws.open_documents())).await.unwrap_or_default();
+                publish_each(&self.client, &self.workspace, policy, || false).await;
+                let (client, workspace, current) =
+                    (self.client.clone(), self.workspace.clone(), self.generation.clone());
+                tokio::spawn(async move {
+                    let stale = || current.load(Ordering::SeqCst) != generation;
+                    publish_each(&client, &workspace, documents, stale).await;
+                });
+            }
         }
     }
 
