@@ -19,7 +19,7 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use crate::convert;
 use crate::position::LineIndex;
-use crate::workspace::{Changed, Workspace};
+use crate::workspace::{Changed, Workspace, is_policy};
 
 pub struct Backend {
     client: Client,
@@ -149,6 +149,7 @@ impl LanguageServer for Backend {
                     trigger_characters: Some(vec![".".into(), ":".into()]),
                     ..CompletionOptions::default()
                 }),
+                document_formatting_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
                     code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
                     ..CodeActionOptions::default()
@@ -272,6 +273,23 @@ impl LanguageServer for Backend {
         })
         .await
         .ok_or_else(|| internal("completion"))
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        let uri = params.text_document.uri;
+        self.guarded("formatting", |ws| {
+            // The formatter of `grail fmt`; a file that does not parse is left as it is.
+            let source = ws.source(&uri).filter(|_| is_policy(&uri))?;
+            let text = source.text(&ws.db);
+            let formatted = grail_lang::format(text).ok()?;
+            if formatted == *text {
+                return Some(Vec::new());
+            }
+            let range = convert::range(ws, source, grail_lang::ast::Span::new(0, text.len()));
+            Some(vec![TextEdit { range, new_text: formatted }])
+        })
+        .await
+        .ok_or_else(|| internal("formatting"))
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

@@ -286,3 +286,24 @@ async fn an_edit_to_a_policy_file_reparses_that_file_only() {
     assert!(ran.iter().any(|q| q.starts_with("compile_policy")), "{ran:#?}");
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn formatting_a_policy_file_is_grail_fmt() {
+    let dir = TempDir::with_shipped_policy("formatting");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let path = dir.0.join("policies/guardrails/vocabulary.grail");
+    let formatted = std::fs::read_to_string(&path).expect("policy");
+    let messy =
+        formatted.replace("enum Merge tightest_first { human auto }", "enum Merge   tightest_first {human\n  auto }");
+    assert_ne!(messy, formatted);
+    let uri = uri(&path);
+    c.open(&uri, &messy).await;
+    let params = json!({"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": true}});
+    let edits = c.request("textDocument/formatting", params.clone()).await;
+    let edits = edits.as_array().cloned().unwrap_or_default();
+    assert_eq!(apply_edits(&messy, &edits), formatted);
+    // Half-typed: nothing is formatted.
+    c.change(&uri, 2, json!([{"text": "enum Merge {"}])).await;
+    assert_eq!(c.request("textDocument/formatting", params).await, Value::Null);
+    c.shutdown().await;
+}
