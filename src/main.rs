@@ -118,8 +118,9 @@ enum Command {
     ///
     /// Diagnostics, hovers, definitions, references, completion and fixes for
     /// policy files (`.grail`) and the documents they check (`.json`, `.yaml`,
-    /// `.yml`). The policy is the workspace's `.grail` files if it has any,
-    /// otherwise the shipped library. See README.md to attach an editor.
+    /// `.yml`, and Markdown work items), and formatting of policy files. The
+    /// policy is the workspace's `.grail` files if it has any, otherwise the
+    /// shipped library. See README.md to attach an editor.
     Lsp,
 }
 

@@ -2,7 +2,7 @@
 //! edits. Positions go through [`crate::position`].
 
 use grail_engine::db::{check_document, compile_policy};
-use grail_engine::hir::Loc;
+use grail_engine::hir::{Loc, SelectorDef};
 use grail_engine::ide::{Completion, CompletionKind, TextEdit};
 use grail_engine::{Finding, Outcome, PolicyDiagnostic, Severity, SourceText};
 use grail_lang::ast::Span;
@@ -56,6 +56,18 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
         d.source = Some("grail".into());
         d.code = Some(NumberOrString::String("policy".into()));
         return vec![d];
+    }
+    // A Markdown file is a work item only with the marker line a Markdown kind
+    // of the policy names; any other Markdown file (a README) is not checked.
+    if grail_engine::check::is_markdown(source.path(&ws.db)) {
+        let text = source.text(&ws.db);
+        let marked = compiled.policy.documents.iter().any(|d| match &d.selector {
+            SelectorDef::Markdown { marker, .. } => text.lines().any(|l| l.trim() == marker),
+            _ => false,
+        });
+        if !marked {
+            return Vec::new();
+        }
     }
     check_document(&ws.db, ws.set, source)
         .iter()

@@ -48,10 +48,11 @@ pub fn is_policy(uri: &Uri) -> bool {
     uri.path().as_str().ends_with(".grail")
 }
 
-/// Whether a file is a document the server checks.
+/// Whether a file is a document the server may check: JSON, YAML, or
+/// Markdown (a work item, when it carries the marker of a Markdown kind).
 pub fn is_document(uri: &Uri) -> bool {
     let path = uri.path().as_str().to_ascii_lowercase();
-    [".json", ".yaml", ".yml"].iter().any(|e| path.ends_with(e))
+    [".json", ".yaml", ".yml", ".md", ".markdown"].iter().any(|e| path.ends_with(e))
 }
 
 impl Workspace {

@@ -307,3 +307,24 @@ async fn formatting_a_policy_file_is_grail_fmt() {
     assert_eq!(c.request("textDocument/formatting", params).await, Value::Null);
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_markdown_work_item_is_checked_and_a_readme_is_not() {
+    let dir = TempDir::new("markdown");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let item = include_str!("../../examples/org/items/tracker-issue-412.md");
+    let uri_item = uri(&dir.0.join("item.md"));
+    c.open(&uri_item, item).await;
+    assert_eq!(c.diagnostics(&uri_item).await, Vec::<Value>::new());
+    let at = position_of(item, "\"C2\"", 1);
+    let end = json!({"line": at["line"], "character": at["character"].as_u64().unwrap_or(0) + 2});
+    c.change(&uri_item, 2, json!([{"range": {"start": at, "end": end}, "text": "C9"}])).await;
+    let d = c.diagnostics(&uri_item).await;
+    assert_eq!(codes(&d), ["envelope.enum"], "{d:#?}");
+    assert_eq!(d[0]["range"]["start"]["line"], at["line"]);
+
+    let readme = uri(&dir.0.join("README.md"));
+    c.open(&readme, "# Notes\n\nNothing to check here.\n").await;
+    assert_eq!(c.diagnostics(&readme).await, Vec::<Value>::new());
+    c.shutdown().await;
+}
