@@ -238,6 +238,17 @@ pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
     Explained { documents, explanation }
 }
 
+/// `grail analyze` on a policy: witnesses, conflicts, dead rules, fixture
+/// pairs and lints (empty when the policy does not compile).
+#[salsa::tracked(returns(ref))]
+pub fn analyze_policy(db: &dyn salsa::Database, set: PolicySet) -> Option<crate::analyze::Analysis> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    Some(crate::analyze::analyze(&compiled.policy, crate::analyze::Bounds::default()))
+}
+
 /// The engine's database.
 #[salsa::db]
 #[derive(Clone, Default)]

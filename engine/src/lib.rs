@@ -4,6 +4,7 @@
 //! prints, never exits, and reads no file. Callers put source texts into the
 //! [`db::Database`] and read findings back as data.
 
+pub mod analyze;
 pub mod check;
 pub mod conform;
 pub mod db;

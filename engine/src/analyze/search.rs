@@ -1,0 +1,607 @@
+//! The questions of the analysis, asked of one incremental solver under
+//! assumptions: every rule and schema check is gated by an assumption
+//! literal, so a core names the rules, floors and types to blame.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustsat::types::Lit;
+
+use super::formula::{Answer, B, Builder};
+use super::model::{self, CheckKind, Model, Node};
+use super::symbolic::{Ev, RuleSym};
+use super::*;
+use crate::check::{self, Input};
+use crate::diagnostic::{Finding, Outcome, PolicyDiagnostic, Severity};
+use crate::document::{self, Format, Limits};
+use crate::hir::*;
+use crate::testing::violation_outcome;
+
+/// A rule or a schema check: something that can fire, gated by `gate`.
+struct Unit {
+    member: Member,
+    gate: Lit,
+    /// Fires with its declared violation.
+    fire: B,
+    /// Fails or is unknown.
+    bad: B,
+    /// Applies and passes for some subject.
+    pass: B,
+    /// Every guard held for some subject (rules only).
+    reach: B,
+    /// The document kinds it reads (rules only).
+    reads: Vec<DocKindId>,
+    sym: Option<RuleSym>,
+}
+
+struct Search<'p> {
+    b: Builder,
+    policy: &'p Policy,
+    model: Model,
+    units: Vec<Unit>,
+    /// Type gates: a member and its assumption literal.
+    types: Vec<(Member, Lit)>,
+}
+
+/// A subject: a name, what it requires, the kind it is about.
+struct SubjectDef {
+    name: String,
+    require: Vec<B>,
+    kind: DocKindId,
+}
+
+pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
+    let flow = flow::analyse(policy);
+    let mut b = Builder::default();
+    let model = model::build(&mut b, policy, &flow, bounds);
+    let syms: Vec<RuleSym> = {
+        let mut ev = Ev::new(&mut b, policy, &model.docs);
+        policy.rules.iter().map(|r| ev.rule(r)).collect()
+    };
+    let mut units = Vec::new();
+    for c in &model.checks {
+        let gate = b.fresh();
+        let fire = b.or(c.fires.clone());
+        let pass = b.or(c.passes.clone());
+        b.clause(&[B::L(gate).not(), fire.not()]);
+        let kind = match c.kind {
+            CheckKind::Floor => MemberKind::Floor,
+            CheckKind::Ceiling => MemberKind::Ceiling,
+            CheckKind::Unique => MemberKind::Unique,
+        };
+        units.push(Unit {
+            member: Member { id: c.rule.clone(), kind, loc: c.loc, note: String::new() },
+            gate,
+            fire,
+            bad: fire,
+            pass,
+            reach: B::T,
+            reads: Vec::new(),
+            sym: None,
+        });
+    }
+    for (rule, sym) in policy.rules.iter().zip(syms) {
+        let gate = b.fresh();
+        b.clause(&[B::L(gate).not(), sym.bad.not()]);
+        let pass = b.and2(sym.pass, sym.bad.not());
+        units.push(Unit {
+            member: Member { id: rule.id.clone(), kind: MemberKind::Rule, loc: rule.loc, note: String::new() },
+            gate,
+            fire: sym.fire,
+            bad: sym.bad,
+            pass,
+            reach: sym.reach,
+            reads: rule.reads.clone(),
+            sym: Some(sym),
+        });
+    }
+    let types = model
+        .types
+        .iter()
+        .map(|t| (Member { id: t.what.clone(), kind: MemberKind::Type, loc: t.loc, note: String::new() }, t.gate))
+        .collect();
+    let mut s = Search { b, policy, model, units, types };
+
+    let mut analysis = Analysis {
+        bounds,
+        subjects: Vec::new(),
+        conflicts: Vec::new(),
+        rules: Vec::new(),
+        structural: Vec::new(),
+        diagnostics: Vec::new(),
+        stats: Stats::default(),
+    };
+    for def in s.subjects() {
+        let subject = s.witness(&def, &mut analysis.conflicts);
+        analysis.subjects.push(subject);
+    }
+    for u in 0..s.units.len() {
+        let report = s.rule(u, &mut analysis.diagnostics);
+        analysis.rules.push(report);
+    }
+    // Rules in the order the policy declares them.
+    let order: Vec<String> = policy.rule_ids().into_iter().map(|(id, _)| id.to_string()).collect();
+    analysis.rules.sort_by_key(|r| order.iter().position(|o| *o == r.id).unwrap_or(usize::MAX));
+    for (id, loc) in policy.rule_ids() {
+        if !analysis.rules.iter().any(|r| r.id == id) {
+            analysis.structural.push((id.to_string(), loc));
+        }
+    }
+    for c in &analysis.conflicts {
+        analysis.diagnostics.push(conflict_diagnostic(c));
+    }
+    for r in &analysis.rules {
+        if let Status::Dead(members) = &r.status {
+            analysis.diagnostics.push(dead_diagnostic(r, members));
+        }
+    }
+    analysis.stats = Stats { variables: s.b.vars(), clauses: s.b.clauses, solves: s.b.solves };
+    analysis
+}
+
+fn conflict_diagnostic(c: &Conflict) -> PolicyDiagnostic {
+    let names: Vec<String> = c.members.iter().map(|m| format!("`{}`", m.id)).collect();
+    let loc = c.members.first().map(|m| m.loc).unwrap_or_default();
+    let message = match names.len() {
+        0 => format!("no document satisfies the schema for {}", c.subjects.join(", ")),
+        1 => format!("{} can never hold for {}", names[0], c.subjects.join(", ")),
+        _ => format!("{} cannot all hold together for {}", names.join(", "), c.subjects.join(", ")),
+    };
+    let mut d = PolicyDiagnostic {
+        code: "conflict",
+        severity: Severity::Error,
+        message,
+        loc,
+        labels: Vec::new(),
+        help: None,
+    };
+    let mut help = Vec::new();
+    for (i, m) in c.members.iter().enumerate() {
+        let label = format!("{} `{}`", m.kind.as_str(), m.id);
+        if i == 0 {
+            d.labels.push((m.loc, label.clone()));
+        } else {
+            d.labels.push((m.loc, label.clone()));
+        }
+        if !m.note.is_empty() {
+            help.push(format!("without {label}'s partners, `{}` fails: {}", m.id, m.note));
+        }
+    }
+    if c.members.len() > 1 {
+        help.insert(
+            0,
+            "every document that satisfies all but one of these makes the last one fail; this set is minimal".into(),
+        );
+    }
+    if !help.is_empty() {
+        d.help = Some(help.join("\n"));
+    }
+    d
+}
+
+fn dead_diagnostic(r: &RuleReport, members: &[Member]) -> PolicyDiagnostic {
+    let mut d = PolicyDiagnostic::error(
+        "dead-rule",
+        r.loc,
+        format!("`{}` can never fire: no document within the bounds violates it", r.id),
+    );
+    for m in members {
+        d.labels.push((m.loc, format!("{} `{}` prevents it", m.kind.as_str(), m.id)));
+    }
+    d.help = Some(if members.is_empty() {
+        "its requirement holds, or its guards fail, for every document the schema admits".into()
+    } else {
+        format!(
+            "a document that fires it would break {}",
+            members.iter().map(|m| format!("{} `{}`", m.kind.as_str(), m.id)).collect::<Vec<_>>().join(" and ")
+        )
+    });
+    d
+}
+
+impl Search<'_> {
+    fn gates(&self) -> Vec<B> {
+        let mut out: Vec<B> = self.units.iter().map(|u| B::L(u.gate)).collect();
+        out.extend(self.types.iter().map(|(_, l)| B::L(*l)));
+        out
+    }
+
+    /// The member an assumption literal gates, if any.
+    fn member_of(&self, lit: Lit) -> Option<Member> {
+        self.units
+            .iter()
+            .find(|u| u.gate == lit)
+            .map(|u| u.member.clone())
+            .or_else(|| self.types.iter().find(|(_, l)| *l == lit).map(|(m, _)| m.clone()))
+    }
+
+    fn subjects(&self) -> Vec<SubjectDef> {
+        let mut out = Vec::new();
+        for (k, d) in self.policy.documents.iter().enumerate() {
+            out.push(SubjectDef { name: d.name.clone(), require: vec![self.model.docs[k].present], kind: k as DocKindId });
+        }
+        // Every key of an enumeration-keyed map that a rule iterates over, at the top of a document.
+        let mut maps: BTreeMap<(DocKindId, EnumId), BTreeSet<usize>> = BTreeMap::new();
+        for r in &self.policy.rules {
+            for c in &r.clauses {
+                let ClauseDef::For { domain, .. } = c else { continue };
+                let ExprKind::Field(base, i) = &domain.kind else { continue };
+                let ExprKind::Doc(k) = base.kind else { continue };
+                let record = &self.policy.records[self.policy.documents[k as usize].record as usize];
+                if let Some(Ty::Map(key, _)) = record.fields.get(*i).map(|f| &f.ty)
+                    && let Ty::Enum(e) = **key
+                {
+                    maps.entry((k, e)).or_default().insert(*i);
+                }
+            }
+        }
+        for ((k, e), fields) in maps {
+            let Node::Record { fields: nodes, .. } = &self.model.docs[k as usize].node else { continue };
+            let doc = &self.policy.documents[k as usize];
+            for (v, variant) in self.policy.enums[e as usize].variants.iter().enumerate() {
+                let mut require = vec![self.model.docs[k as usize].present];
+                for i in &fields {
+                    if let Some((_, Node::Map { entries, .. })) = nodes.get(*i)
+                        && let Some((Node::Scalar { present, .. }, _)) = entries.get(v)
+                    {
+                        require.push(*present);
+                    }
+                }
+                let names: Vec<&str> = fields.iter().map(|i| nodes[*i].0.as_str()).collect();
+                out.push(SubjectDef {
+                    name: format!("{} {variant} ({})", doc.name, names.join(", ")),
+                    require,
+                    kind: k,
+                });
+            }
+        }
+        out
+    }
+
+    /// Solves with `hard` and as many of `soft` as possible; the soft ones
+    /// kept, or `Err(core)` (assumption literals) when `hard` alone is unsatisfiable.
+    fn relax(&mut self, hard: &[B], soft: &mut Vec<B>) -> Result<(), Vec<Lit>> {
+        soft.retain(|x| *x != B::T);
+        loop {
+            if soft.contains(&B::F) {
+                soft.retain(|x| *x != B::F);
+                continue;
+            }
+            let mut all = hard.to_vec();
+            all.extend(soft.iter().copied());
+            match self.b.solve(&all) {
+                Answer::Sat => return Ok(()),
+                Answer::Unsat(core) => {
+                    let before = soft.len();
+                    soft.retain(|x| !matches!(x, B::L(l) if core.contains(l)));
+                    if soft.len() == before {
+                        return Err(core);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The deployment of the solver's last model, as files.
+    fn documents(&self) -> Vec<DocText> {
+        let mut out = Vec::new();
+        for (k, d) in self.policy.documents.iter().enumerate() {
+            let dm = &self.model.docs[k];
+            if !self.b.value(dm.present) {
+                continue;
+            }
+            let Some(tree) = model::decode(self.policy, &self.b, &dm.node) else { continue };
+            match &d.selector {
+                SelectorDef::Markdown { marker, .. } => {
+                    let json = serde_json::to_string_pretty(&model::json(&tree)).unwrap_or_default();
+                    out.push(DocText {
+                        path: format!("{}.md", d.binder),
+                        text: format!("{marker}\n```json\n{json}\n```\n"),
+                    });
+                }
+                _ => out.push(DocText { path: format!("{}.yaml", d.binder), text: model::yaml(&tree) }),
+            }
+        }
+        out
+    }
+
+    /// What the real checker says about a deployment.
+    fn check(&self, docs: &[DocText]) -> Vec<Finding> {
+        let loaded: Vec<Option<Result<document::Node, document::SyntaxError>>> = docs
+            .iter()
+            .map(|d| {
+                (!check::is_markdown(&d.path)).then(|| document::load(&d.text, Format::Yaml, &Limits::default()))
+            })
+            .collect();
+        let inputs: Vec<Input<'_>> = docs
+            .iter()
+            .zip(&loaded)
+            .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() })
+            .collect();
+        check::check(self.policy, &inputs, &[])
+    }
+
+    fn witness(&mut self, def: &SubjectDef, conflicts: &mut Vec<Conflict>) -> Subject {
+        let mut hard = def.require.clone();
+        hard.extend(self.gates());
+        let mut subject =
+            Subject { name: def.name.clone(), witness: None, problem: None, applies: Vec::new(), conflict: None };
+        if let Answer::Unsat(core) = self.b.solve(&hard) {
+            let members = self.shrink(&def.require, &core);
+            let mut with_notes = Vec::new();
+            for m in &members {
+                let others: Vec<Lit> = members.iter().filter(|x| *x != m).copied().collect();
+                let mut trial = def.require.clone();
+                trial.extend(others.iter().map(|l| B::L(*l)));
+                let mut member = self.member_of(*m).unwrap_or(Member {
+                    id: "?".into(),
+                    kind: MemberKind::Type,
+                    loc: Loc::default(),
+                    note: String::new(),
+                });
+                if self.b.solve(&trial) == Answer::Sat {
+                    let docs = self.documents();
+                    let findings = self.check(&docs);
+                    if let Some(f) = findings
+                        .iter()
+                        .find(|f| f.rule == member.id && matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+                    {
+                        member.note = format!("{} ({})", f.message, f.subject);
+                    }
+                }
+                with_notes.push(member);
+            }
+            let ids: Vec<String> = with_notes.iter().map(|m| m.id.clone()).collect();
+            match conflicts.iter().position(|c| c.members.iter().map(|m| m.id.clone()).collect::<Vec<_>>() == ids) {
+                Some(i) => {
+                    conflicts[i].subjects.push(def.name.clone());
+                    subject.conflict = Some(i);
+                }
+                None => {
+                    conflicts.push(Conflict { subjects: vec![def.name.clone()], members: with_notes });
+                    subject.conflict = Some(conflicts.len() - 1);
+                }
+            }
+            return subject;
+        }
+        // Prefer a small deployment in which every rule of the kind applies.
+        let mut soft: Vec<B> = Vec::new();
+        for (k, d) in self.model.docs.iter().enumerate() {
+            if k as DocKindId != def.kind {
+                soft.push(d.present.not());
+            }
+        }
+        for u in &self.units {
+            if u.reads.first() != Some(&def.kind) {
+                continue;
+            }
+            match &u.sym {
+                Some(s) if !s.approximate.is_empty() => soft.push(u.reach.not()),
+                _ => soft.push(u.pass),
+            }
+        }
+        if self.relax(&hard, &mut soft).is_err() {
+            subject.problem = Some("the solver lost the witness it had found".into());
+            return subject;
+        }
+        subject.applies = self
+            .units
+            .iter()
+            .filter(|u| u.member.kind == MemberKind::Rule && self.b.value(u.pass))
+            .map(|u| u.member.id.clone())
+            .collect();
+        let docs = self.documents();
+        let findings = self.check(&docs);
+        let wrong: Vec<String> = findings
+            .iter()
+            .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+            .map(|f| format!("{} {} {}: {}", f.rule, f.outcome.as_str(), f.subject, f.message))
+            .collect();
+        if !wrong.is_empty() {
+            subject.problem = Some(format!("the checker does not confirm the witness: {}", wrong.join("; ")));
+        }
+        subject.witness = Some(docs);
+        subject
+    }
+
+    /// A minimal subset of the gates in `core` that is unsatisfiable with
+    /// `fixed` (deletion-based: drop one member, re-solve).
+    fn shrink(&mut self, fixed: &[B], core: &[Lit]) -> Vec<Lit> {
+        let gates: BTreeSet<Lit> = self.gates().iter().filter_map(|g| if let B::L(l) = g { Some(*l) } else { None }).collect();
+        let mut members: Vec<Lit> = core.iter().filter(|l| gates.contains(l)).copied().collect();
+        let mut i = 0;
+        while i < members.len() {
+            let trial: Vec<Lit> = members.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, l)| *l).collect();
+            let mut assume = fixed.to_vec();
+            assume.extend(trial.iter().map(|l| B::L(*l)));
+            match self.b.solve(&assume) {
+                Answer::Unsat(core2) => {
+                    members = trial.into_iter().filter(|l| core2.contains(l)).collect();
+                    // The core of the smaller set may have dropped members before `i`; start over there.
+                    i = i.min(members.len());
+                }
+                Answer::Sat => i += 1,
+            }
+        }
+        members
+    }
+
+    fn rule(&mut self, u: usize, diagnostics: &mut Vec<PolicyDiagnostic>) -> RuleReport {
+        let unit = &self.units[u];
+        let (approximate, pooled) = match &unit.sym {
+            Some(s) => (s.approximate.iter().cloned().collect(), s.pooled.iter().cloned().collect()),
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut report = RuleReport {
+            id: unit.member.id.clone(),
+            loc: unit.member.loc,
+            kind: unit.member.kind,
+            status: Status::Fires,
+            approximate,
+            pooled,
+            fires_with: Vec::new(),
+            fixture: None,
+        };
+        let (fire, reach, is_rule) = (unit.fire, unit.reach, unit.member.kind == MemberKind::Rule);
+        // Floors, ceilings and types always hold; the other rules may give way.
+        let mut hard = vec![fire];
+        let mut bounds: Vec<B> = Vec::new();
+        for (i, x) in self.units.iter().enumerate() {
+            if i != u && x.member.kind != MemberKind::Rule {
+                bounds.push(B::L(x.gate));
+            }
+        }
+        bounds.extend(self.types.iter().map(|(_, l)| B::L(*l)));
+        hard.extend(bounds.iter().copied());
+
+        if is_rule {
+            let mut reach_hard = vec![reach];
+            reach_hard.extend(bounds.iter().copied());
+            if let Answer::Unsat(_) = self.b.solve(&reach_hard) {
+                let mut d = PolicyDiagnostic {
+                    code: "never-applies",
+                    severity: Severity::Warning,
+                    message: format!("the guards of `{}` make it NOT APPLICABLE for every document", report.id),
+                    loc: report.loc,
+                    labels: Vec::new(),
+                    help: Some("a `when` (or the `for` domains) never holds under the schema, floors and types; the rule checks nothing".into()),
+                };
+                d.labels.push((report.loc, "never reaches `require`".into()));
+                diagnostics.push(d);
+            }
+        }
+
+        let mut soft: Vec<B> = Vec::new();
+        for (k, d) in self.model.docs.iter().enumerate() {
+            if !self.units[u].reads.contains(&(k as DocKindId)) {
+                soft.push(d.present.not());
+            }
+        }
+        let others: Vec<(Lit, String)> = self
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule)
+            .map(|(_, x)| (x.gate, x.member.id.clone()))
+            .collect();
+        soft.extend(others.iter().map(|(l, _)| B::L(*l)));
+        if let Err(core) = self.relax(&hard, &mut soft) {
+            let members = self.shrink(&[fire], &core);
+            let members: Vec<Member> = members.iter().filter_map(|l| self.member_of(*l)).collect();
+            let approximate = !report.approximate.is_empty() || !report.pooled.is_empty();
+            report.status = if approximate { Status::NotShown(members) } else { Status::Dead(members) };
+            return report;
+        }
+        report.fires_with = self
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule && self.b.value(x.bad))
+            .map(|(_, x)| x.member.id.clone())
+            .collect();
+        let fail_docs = self.documents();
+        let want = if is_rule { violation_outcome(self.policy, &report.id) } else { Outcome::Fail };
+        let findings = self.check(&fail_docs);
+        if !findings.iter().any(|f| f.rule == report.id && f.outcome == want) {
+            report.status = Status::Unconfirmed(format!(
+                "the checker does not give `{}` {} on the document the solver found: {}",
+                report.id,
+                want.as_str(),
+                describe(&findings, &report.id)
+            ));
+            return report;
+        }
+        let fail_values: Vec<bool> = self.model.atoms.iter().map(|a| self.b.value(B::L(*a))).collect();
+        let bad_before: Vec<bool> = self.units.iter().map(|x| self.b.value(x.bad)).collect();
+        report.fixture = self.twin(u, &bounds, &fail_values, &bad_before, fail_docs, want);
+        report
+    }
+
+    /// The passing twin of a failing deployment: the rule applies and passes,
+    /// and as few document atoms as possible differ.
+    fn twin(
+        &mut self,
+        u: usize,
+        bounds: &[B],
+        fail_values: &[bool],
+        bad_before: &[bool],
+        fail: Vec<DocText>,
+        want: Outcome,
+    ) -> Option<Fixture> {
+        let mut hard = vec![self.units[u].pass];
+        hard.extend(bounds.iter().copied());
+        // The rules that held in the failing twin keep holding, if they can.
+        let mut soft: Vec<B> = self
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule && !bad_before[*i])
+            .map(|(_, x)| B::L(x.gate))
+            .collect();
+        let same: Vec<B> = self
+            .model
+            .atoms
+            .iter()
+            .zip(fail_values)
+            .map(|(a, v)| if *v { B::L(*a) } else { B::L(!*a) })
+            .collect();
+        soft.extend(same.iter().copied());
+        self.relax(&hard, &mut soft).ok()?;
+        // Cardinality over the atoms left free: lower the bound until unsatisfiable.
+        let fixed: BTreeSet<B> = soft.iter().copied().collect();
+        let free: Vec<Lit> = same
+            .iter()
+            .filter(|s| !fixed.contains(s))
+            .filter_map(|s| if let B::L(l) = s { Some(!*l) } else { None })
+            .collect();
+        let differs = |b: &Builder| free.iter().filter(|d| b.value(B::L(**d))).count();
+        let mut best = differs(&self.b);
+        if best > 1 {
+            let limits = self.b.at_most(&free, best);
+            let mut assume = hard.clone();
+            assume.extend(soft.iter().copied());
+            while best > 1 {
+                let mut trial = assume.clone();
+                trial.push(limits[best - 1]);
+                match self.b.solve(&trial) {
+                    Answer::Sat => best = differs(&self.b).min(best - 1),
+                    Answer::Unsat(_) => break,
+                }
+            }
+            let mut trial = assume;
+            trial.push(limits[best]);
+            if self.b.solve(&trial) != Answer::Sat {
+                return None;
+            }
+        }
+        let distance = self
+            .model
+            .atoms
+            .iter()
+            .zip(fail_values)
+            .filter(|(a, v)| self.b.value(B::L(**a)) != **v)
+            .count();
+        let pass = self.documents();
+        let findings = self.check(&pass);
+        let id = &self.units[u].member.id;
+        let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == *id).collect();
+        let passes = mine.iter().any(|f| f.outcome == Outcome::Pass)
+            && !mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
+        let problem = (!passes).then(|| {
+            format!("the checker does not pass `{id}` on the twin: {}", describe(&findings, id))
+        });
+        let _ = want;
+        Some(Fixture { fail, pass, distance, problem })
+    }
+}
+
+fn describe(findings: &[Finding], rule: &str) -> String {
+    let mine: Vec<String> = findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| {
+            let m = if f.message.is_empty() { String::new() } else { format!(": {}", f.message) };
+            format!("{} {}{m}", f.outcome.as_str(), f.subject)
+        })
+        .collect();
+    if mine.is_empty() { "no outcome at all".into() } else { mine.join("; ") }
+}

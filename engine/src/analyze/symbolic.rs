@@ -1,0 +1,754 @@
+//! Symbolic evaluation of lowered rules over the bounded deployment, in the
+//! three-valued logic of `eval.rs`, which it mirrors construct by construct:
+//! every boolean is an is-true and an is-false formula (unknown is neither),
+//! every value a presence formula, and every collection knows whether its
+//! absence is "missing" (a `for` over it does not apply) or unknown.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::formula::{B, Builder};
+use super::model::{DocModel, identity};
+use super::sym::{Atom, Kind, Sym, mux, same, scalar};
+use crate::hir::*;
+
+/// What a rule can do, as formulas over the deployment.
+#[derive(Clone, Debug)]
+pub struct RuleSym {
+    /// Some subject gets the rule's declared violation (FAIL, or its declared UNKNOWN).
+    pub fire: B,
+    /// Some subject gets FAIL or UNKNOWN.
+    pub bad: B,
+    /// Some subject passes.
+    pub pass: B,
+    /// Some subject reaches `require` (every guard held).
+    pub reach: B,
+    /// Constructs encoded by a fresh, unconstrained variable (over-approximated).
+    pub approximate: BTreeSet<String>,
+    /// Constructs computed on each string of the pool (exact within the bounds).
+    pub pooled: BTreeSet<String>,
+}
+
+#[derive(Default)]
+struct Outs {
+    fire: Vec<B>,
+    bad: Vec<B>,
+    pass: Vec<B>,
+    reach: Vec<B>,
+}
+
+pub struct Ev<'a> {
+    b: &'a mut Builder,
+    policy: &'a Policy,
+    docs: &'a [DocModel],
+    env: Vec<Sym>,
+    approximate: BTreeSet<String>,
+    pooled: BTreeSet<String>,
+}
+
+impl<'a> Ev<'a> {
+    pub fn new(b: &'a mut Builder, policy: &'a Policy, docs: &'a [DocModel]) -> Self {
+        Ev { b, policy, docs, env: Vec::new(), approximate: BTreeSet::new(), pooled: BTreeSet::new() }
+    }
+
+    pub fn rule(&mut self, rule: &RuleDef) -> RuleSym {
+        self.approximate.clear();
+        self.pooled.clear();
+        self.env = vec![Sym::unknown(); rule.slots as usize];
+        let mut out = Outs::default();
+        if let Some(&judged) = rule.reads.first() {
+            let here = self.docs[judged as usize].present;
+            let mut all = vec![here];
+            // Every other kind the rule reads must be there to judge this one.
+            for k in rule.reads.iter().skip(1) {
+                let p = self.docs[*k as usize].present;
+                let lacking = self.b.and2(here, p.not());
+                out.bad.push(lacking);
+                all.push(p);
+            }
+            let pc = self.b.and(all);
+            self.clauses(rule, 0, pc, &mut out);
+        }
+        out.bad.extend(out.fire.iter().copied());
+        RuleSym {
+            fire: self.b.or(out.fire),
+            bad: self.b.or(out.bad),
+            pass: self.b.or(out.pass),
+            reach: self.b.or(out.reach),
+            approximate: std::mem::take(&mut self.approximate),
+            pooled: std::mem::take(&mut self.pooled),
+        }
+    }
+
+    fn clauses(&mut self, rule: &RuleDef, i: usize, pc: B, out: &mut Outs) {
+        if pc == B::F {
+            return;
+        }
+        let Some(clause) = rule.clauses.get(i) else { return };
+        match clause {
+            ClauseDef::For { pattern, domain, filter, .. } => {
+                let d = self.eval(domain);
+                // Missing is not applicable; present but unreadable is missing evidence.
+                let unknown = self.b.and([pc, d.present.not(), d.missing.not()]);
+                out.bad.push(unknown);
+                let Some(elements) = self.elements(&d, pattern) else { return };
+                let pcd = self.b.and2(pc, d.present);
+                for (p, values) in elements {
+                    self.bind(pattern, values);
+                    let included = match filter {
+                        Some(f) => {
+                            let (t, fl) = self.eval(f).tf();
+                            let unsure = self.b.and([pcd, p, t.not(), fl.not()]);
+                            out.bad.push(unsure);
+                            self.b.and2(p, t)
+                        }
+                        None => p,
+                    };
+                    let next = self.b.and2(pcd, included);
+                    self.clauses(rule, i + 1, next, out);
+                }
+            }
+            ClauseDef::Let { slot, value, .. } => {
+                let v = self.eval(value);
+                self.set(*slot, v);
+                self.clauses(rule, i + 1, pc, out);
+            }
+            ClauseDef::When { guard, .. } => {
+                let (t, f) = self.eval(guard).tf();
+                let unsure = self.b.and([pc, t.not(), f.not()]);
+                out.bad.push(unsure);
+                let next = self.b.and2(pc, t);
+                self.clauses(rule, i + 1, next, out);
+            }
+            ClauseDef::Require { check, .. } => {
+                let (t, f) = self.eval(check).tf();
+                let pass = self.b.and2(pc, t);
+                let fire = self.b.and2(pc, f);
+                let unsure = self.b.and([pc, t.not(), f.not()]);
+                out.pass.push(pass);
+                out.fire.push(fire);
+                out.reach.push(pc);
+                out.bad.push(unsure);
+            }
+        }
+    }
+
+    fn set(&mut self, slot: Slot, v: Sym) {
+        if let Some(s) = self.env.get_mut(slot as usize) {
+            *s = v;
+        }
+    }
+
+    fn bind(&mut self, pattern: &PatternDef, values: Vec<Sym>) {
+        let mut values = values.into_iter();
+        match *pattern {
+            PatternDef::One(a) => {
+                let v = values.next().unwrap_or_else(Sym::unknown);
+                self.set(a, v);
+            }
+            PatternDef::Entry(a, b) | PatternDef::Pair(a, b) => {
+                let x = values.next().unwrap_or_else(Sym::unknown);
+                let y = values.next().unwrap_or_else(Sym::unknown);
+                self.set(a, x);
+                self.set(b, y);
+            }
+        }
+    }
+
+    /// The position of each entry of a list among the entries that are there.
+    fn positions(&mut self, entries: &[(B, Sym)], dense: bool) -> Vec<Sym> {
+        let mut out = Vec::new();
+        for j in 0..entries.len() {
+            if dense {
+                out.push(Sym::atom(Atom::Int(j as i64)));
+                continue;
+            }
+            let before: Vec<B> = entries[..j].iter().map(|(p, _)| *p).collect();
+            let n = self.int_of_count(&before, B::T);
+            out.push(n);
+        }
+        out
+    }
+
+    /// The elements a pattern binds over a domain, each with its presence.
+    fn elements(&mut self, d: &Sym, pattern: &PatternDef) -> Option<Vec<(B, Vec<Sym>)>> {
+        Some(match (&d.kind, pattern) {
+            (Kind::List { entries, dense }, PatternDef::Entry(..)) => {
+                let pos = self.positions(entries, *dense);
+                entries.iter().zip(pos).map(|((p, v), i)| (*p, vec![i, v.clone()])).collect()
+            }
+            (Kind::List { entries, .. }, _) => entries.iter().map(|(p, v)| (*p, vec![v.clone()])).collect(),
+            (Kind::Map(entries), PatternDef::Entry(..)) => {
+                entries.iter().map(|(p, k, v)| (*p, vec![k.clone(), v.clone()])).collect()
+            }
+            (Kind::Map(entries), _) => entries.iter().map(|(p, k, _)| (*p, vec![k.clone()])).collect(),
+            (Kind::Domain(e), _) => {
+                let n = self.policy.enums[*e as usize].variants.len() as u32;
+                (0..n).map(|v| (B::T, vec![Sym::atom(Atom::Enum(*e, v))])).collect()
+            }
+            (Kind::Pairs(pairs), _) => pairs.iter().map(|(p, a, b)| (*p, vec![a.clone(), b.clone()])).collect(),
+            _ => return None,
+        })
+    }
+
+    /// An integer that is the number of `xs` that hold, there when `present` holds.
+    fn int_of_count(&mut self, xs: &[B], present: B) -> Sym {
+        let ge = self.b.count(xs);
+        let mut alts = Vec::new();
+        for k in 0..ge.len() - 1 {
+            let exactly = self.b.and([present, ge[k], ge[k + 1].not()]);
+            alts.push((Atom::Int(k as i64), exactly));
+        }
+        scalar(self.b, alts, B::F)
+    }
+
+    /// Which entries `distinct` keeps, and whether every identity is known.
+    fn distinct(&mut self, entries: &[(B, Sym)]) -> (Vec<B>, B) {
+        let ids: Vec<Option<Sym>> = entries.iter().map(|(_, v)| identity(self.policy, v)).collect();
+        let mut known = Vec::new();
+        let mut kept = Vec::new();
+        for (j, (p, _)) in entries.iter().enumerate() {
+            let Some(id) = &ids[j] else {
+                known.push(p.not());
+                kept.push(B::F);
+                continue;
+            };
+            known.push(self.b.or2(p.not(), id.present));
+            let mut parts = vec![*p];
+            for (i, (q, _)) in entries[..j].iter().enumerate() {
+                if let Some(other) = &ids[i] {
+                    let eq = same(self.b, id, other);
+                    let dup = self.b.and2(*q, eq);
+                    parts.push(dup.not());
+                }
+            }
+            kept.push(self.b.and(parts));
+        }
+        let known = self.b.and(known);
+        (kept, known)
+    }
+
+    fn approx(&mut self, what: &str) -> Sym {
+        self.approximate.insert(what.to_string());
+        let t = self.b.fresh_b();
+        let f = self.b.fresh_b();
+        self.b.clause(&[t.not(), f.not()]);
+        Sym::truth(self.b, t, f)
+    }
+
+    /// Absent below `parent`: missing when the parent is there or is itself missing.
+    fn below(&mut self, parent: &Sym) -> Sym {
+        let missing = self.b.or2(parent.present, parent.missing);
+        Sym::absent(missing)
+    }
+
+    /// Order comparison of two scalars: is-true and is-false for `keep`.
+    fn ordered(&mut self, x: &Sym, y: &Sym, keep: impl Fn(std::cmp::Ordering) -> bool) -> (B, B) {
+        let mut t = Vec::new();
+        let mut f = Vec::new();
+        for (a, la) in x.alts() {
+            for (c, lc) in y.alts() {
+                if let Some(o) = a.order(c) {
+                    let both = self.b.and2(*la, *lc);
+                    if keep(o) { t.push(both) } else { f.push(both) }
+                }
+            }
+        }
+        (self.b.or(t), self.b.or(f))
+    }
+
+    /// A string operation computed on each string the value may be.
+    fn per_string(&mut self, x: &Sym, what: &str, op: impl Fn(&str) -> Option<Atom>) -> Sym {
+        self.pooled.insert(what.to_string());
+        let mut alts = Vec::new();
+        for (a, l) in x.alts() {
+            if let Atom::Str(s) = a
+                && let Some(r) = op(s)
+            {
+                alts.push((r, *l));
+            }
+        }
+        let missing = self.b.and2(x.present.not(), x.missing);
+        scalar(self.b, alts, missing)
+    }
+
+    fn constant_str(&self, x: &Sym) -> Option<String> {
+        match x.alts() {
+            [(Atom::Str(s), B::T)] => Some(s.to_string()),
+            _ => None,
+        }
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> Sym {
+        match &e.kind {
+            ExprKind::Lit(v) => Sym::of_val(v),
+            ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Sym::unknown),
+            ExprKind::Doc(k) => {
+                let d = &self.docs[*k as usize];
+                Sym { present: d.present, missing: B::F, kind: d.sym.kind.clone() }
+            }
+            ExprKind::Docs(k) => {
+                let d = &self.docs[*k as usize];
+                let doc = Sym { present: d.present, missing: B::F, kind: d.sym.kind.clone() };
+                Sym::with(B::T, Kind::List { entries: vec![(d.present, doc)], dense: true })
+            }
+            ExprKind::Matrix(_) => Sym::with(B::T, Kind::Opaque),
+            ExprKind::Domain(en) => Sym::with(B::T, Kind::Domain(*en)),
+            ExprKind::Field(base, i) => {
+                let b = self.eval(base);
+                match &b.kind {
+                    Kind::Record(_, fields) => {
+                        let f = fields.get(*i).cloned().unwrap_or_else(Sym::unknown);
+                        let present = self.b.and2(b.present, f.present);
+                        let here = self.b.and2(b.present, f.missing);
+                        let above = self.b.and2(b.present.not(), b.missing);
+                        let missing = self.b.or2(here, above);
+                        Sym { present, missing, kind: f.kind }
+                    }
+                    _ => self.below(&b),
+                }
+            }
+            ExprKind::Column(row, i) => {
+                let r = self.eval(row);
+                match &r.kind {
+                    Kind::Row(m, variants) => {
+                        let def = &self.policy.matrices[*m as usize];
+                        let mut alts = Vec::new();
+                        for (v, l) in variants {
+                            if let Some(a) = def.cells.get(*v as usize).and_then(|c| c.get(*i)).and_then(super::model::atom_of) {
+                                alts.push((a, *l));
+                            }
+                        }
+                        scalar(self.b, alts, B::F)
+                    }
+                    _ => self.below(&r),
+                }
+            }
+            ExprKind::MatrixRow(m, key) => {
+                let k = self.eval(key);
+                let variants: Vec<(u32, B)> = k
+                    .alts()
+                    .iter()
+                    .filter_map(|(a, l)| if let Atom::Enum(_, v) = a { Some((*v, *l)) } else { None })
+                    .collect();
+                let present = self.b.or(variants.iter().map(|(_, l)| *l).collect::<Vec<_>>());
+                Sym::with(present, Kind::Row(*m, variants))
+            }
+            ExprKind::MapGet(base, key) => {
+                let b = self.eval(base);
+                let k = self.eval(key);
+                let Kind::Map(entries) = &b.kind else { return self.below(&b) };
+                let mut cases = Vec::new();
+                let mut earlier = Vec::new();
+                for (p, ek, v) in entries {
+                    let eq = same(self.b, ek, &k);
+                    let hit = self.b.and2(*p, eq);
+                    let mut first = vec![hit];
+                    first.extend(earlier.iter().map(|x: &B| x.not()));
+                    let first = self.b.and(first);
+                    earlier.push(hit);
+                    cases.push((first, v.clone()));
+                }
+                let found = self.b.or(earlier);
+                let here = self.b.and2(b.present, found.not());
+                let above = self.b.and2(b.present.not(), b.missing);
+                let otherwise = self.b.or2(here, above);
+                mux(self.b, &cases, otherwise)
+            }
+            ExprKind::ListGet(list, index) => {
+                let l = self.eval(list);
+                let i = self.eval(index);
+                let Kind::List { entries, dense } = &l.kind else {
+                    let missing = self.b.and2(l.present.not(), l.missing);
+                    return Sym::absent(missing);
+                };
+                let pos = self.positions(entries, *dense);
+                let mut cases = Vec::new();
+                let mut hits = Vec::new();
+                for ((p, v), at) in entries.iter().zip(pos) {
+                    let eq = same(self.b, &at, &i);
+                    let hit = self.b.and2(*p, eq);
+                    hits.push(hit);
+                    cases.push((hit, v.clone()));
+                }
+                let found = self.b.or(hits);
+                let here = self.b.and([l.present, i.present, found.not()]);
+                let above = self.b.and2(l.present.not(), l.missing);
+                let otherwise = self.b.or2(here, above);
+                mux(self.b, &cases, otherwise)
+            }
+            ExprKind::Not(x) => {
+                let (t, f) = self.eval(x).tf();
+                Sym::truth(self.b, f, t)
+            }
+            ExprKind::And(a, c) => {
+                let (at, af) = self.eval(a).tf();
+                let (ct, cf) = self.eval(c).tf();
+                let t = self.b.and2(at, ct);
+                let f = self.b.or2(af, cf);
+                Sym::truth(self.b, t, f)
+            }
+            ExprKind::Or(a, c) => {
+                let (at, af) = self.eval(a).tf();
+                let (ct, cf) = self.eval(c).tf();
+                let t = self.b.or2(at, ct);
+                let f = self.b.and2(af, cf);
+                Sym::truth(self.b, t, f)
+            }
+            ExprKind::Compare(cmp, a, c) => {
+                let (x, y) = (self.eval(a), self.eval(c));
+                match cmp {
+                    Cmp::Eq | Cmp::Ne => {
+                        let scalars = matches!(x.kind, Kind::Scalar(_) | Kind::Opaque)
+                            && matches!(y.kind, Kind::Scalar(_) | Kind::Opaque);
+                        if !scalars {
+                            return self.approx("equality of records or lists");
+                        }
+                        let eq = same(self.b, &x, &y);
+                        let ne = self.b.and([x.present, y.present, eq.not()]);
+                        if *cmp == Cmp::Eq { Sym::truth(self.b, eq, ne) } else { Sym::truth(self.b, ne, eq) }
+                    }
+                    _ => {
+                        let keep = *cmp;
+                        let (t, f) = self.ordered(&x, &y, move |o| match keep {
+                            Cmp::Lt => o.is_lt(),
+                            Cmp::Le => o.is_le(),
+                            Cmp::Gt => o.is_gt(),
+                            _ => o.is_ge(),
+                        });
+                        Sym::truth(self.b, t, f)
+                    }
+                }
+            }
+            ExprKind::Tighter(a, c) => {
+                let (x, y) = (self.eval(a), self.eval(c));
+                let (t, f) = self.ordered(&x, &y, |o| o.is_lt());
+                Sym::truth(self.b, t, f)
+            }
+            ExprKind::In(x, coll) => {
+                let v = self.eval(x);
+                let c = self.eval(coll);
+                let items: Vec<(B, Sym)> = match &c.kind {
+                    Kind::List { entries, .. } => entries.clone(),
+                    Kind::Map(entries) => entries.iter().map(|(p, k, _)| (*p, k.clone())).collect(),
+                    Kind::Domain(en) => {
+                        let t = self.b.or(
+                            v.alts()
+                                .iter()
+                                .filter(|(a, _)| matches!(a, Atom::Enum(f, _) if f == en))
+                                .map(|(_, l)| *l)
+                                .collect::<Vec<_>>(),
+                        );
+                        return Sym::truth(self.b, t, B::F);
+                    }
+                    _ => return Sym::unknown(),
+                };
+                if items.iter().any(|(_, i)| !matches!(i.kind, Kind::Scalar(_) | Kind::Opaque)) {
+                    return self.approx("membership of records or lists");
+                }
+                let mut hits = Vec::new();
+                let mut unsure = Vec::new();
+                for (p, item) in &items {
+                    let eq = same(self.b, item, &v);
+                    hits.push(self.b.and2(*p, eq));
+                    let both = self.b.and2(item.present, v.present);
+                    unsure.push(self.b.and2(*p, both.not()));
+                }
+                let hit = self.b.or(hits);
+                let t = self.b.and2(c.present, hit);
+                let unsure = self.b.or(unsure);
+                let f = self.b.and([c.present, v.present, hit.not(), unsure.not()]);
+                Sym::truth(self.b, t, f)
+            }
+            ExprKind::Coalesce(a, c) => {
+                let x = self.eval(a);
+                if x.present == B::T {
+                    return x;
+                }
+                let y = self.eval(c);
+                let p = x.present;
+                mux(self.b, &[(p, x), (p.not(), y)], B::F)
+            }
+            ExprKind::Concat(a, c) => {
+                let (x, y) = (self.eval(a), self.eval(c));
+                match (&x.kind, &y.kind) {
+                    (Kind::List { entries: p, dense: dp }, Kind::List { entries: q, dense: dq }) => {
+                        let present = self.b.and2(x.present, y.present);
+                        let dense = *dp && *dq && p.iter().all(|(l, _)| *l == B::T);
+                        let mut entries = Vec::new();
+                        for (l, v) in p.iter().chain(q.iter()) {
+                            entries.push((self.b.and2(present, *l), v.clone()));
+                        }
+                        Sym::with(present, Kind::List { entries, dense })
+                    }
+                    _ => Sym::unknown(),
+                }
+            }
+            ExprKind::Add(a, c) | ExprKind::Sub(a, c) | ExprKind::Mul(a, c) => {
+                let (x, y) = (self.eval(a), self.eval(c));
+                let mut alts = Vec::new();
+                for (p, lp) in x.alts() {
+                    for (q, lq) in y.alts() {
+                        if let (Atom::Int(p), Atom::Int(q)) = (p, q) {
+                            let r = match e.kind {
+                                ExprKind::Add(..) => p.saturating_add(*q),
+                                ExprKind::Sub(..) => p.saturating_sub(*q),
+                                _ => p.saturating_mul(*q),
+                            };
+                            let both = self.b.and2(*lp, *lq);
+                            alts.push((Atom::Int(r), both));
+                        }
+                    }
+                }
+                scalar(self.b, alts, B::F)
+            }
+            ExprKind::Present(x) => {
+                let v = self.eval(x);
+                Sym::truth(self.b, v.present, v.present.not())
+            }
+            ExprKind::Count(x) => {
+                let c = self.eval(x);
+                let missing = self.b.and2(c.present.not(), c.missing);
+                match &c.kind {
+                    Kind::List { entries, .. } => {
+                        let (kept, known) = self.distinct(entries);
+                        let present = self.b.and2(c.present, known);
+                        Sym { missing, ..self.int_of_count(&kept, present) }
+                    }
+                    Kind::Map(entries) => {
+                        let ps: Vec<B> = entries.iter().map(|(p, _, _)| *p).collect();
+                        Sym { missing, ..self.int_of_count(&ps, c.present) }
+                    }
+                    Kind::Domain(en) => {
+                        Sym::atom(Atom::Int(self.policy.enums[*en as usize].variants.len() as i64))
+                    }
+                    _ => Sym::absent(missing),
+                }
+            }
+            ExprKind::CountBy { slot, domain, key } => {
+                let d = self.eval(domain);
+                let Kind::List { entries, .. } = &d.kind else { return Sym::unknown() };
+                let mut known = Vec::new();
+                let mut used: BTreeMap<Atom, Vec<B>> = BTreeMap::new();
+                for (p, v) in entries.clone() {
+                    self.set(*slot, v);
+                    let k = self.eval(key);
+                    let ok = matches!(k.kind, Kind::Scalar(_));
+                    let k_present = if ok { k.present } else { B::F };
+                    known.push(self.b.or2(p.not(), k_present));
+                    for (a, l) in k.alts() {
+                        let u = self.b.and2(p, *l);
+                        used.entry(a.clone()).or_default().push(u);
+                    }
+                }
+                let mut flags = Vec::new();
+                for (_, us) in used {
+                    flags.push(self.b.or(us));
+                }
+                known.push(d.present);
+                let present = self.b.and(known);
+                self.int_of_count(&flags, present)
+            }
+            ExprKind::Empty(x) => {
+                let c = self.eval(x);
+                let ps: Vec<B> = match &c.kind {
+                    Kind::List { entries, .. } => entries.iter().map(|(p, _)| *p).collect(),
+                    Kind::Map(entries) => entries.iter().map(|(p, _, _)| *p).collect(),
+                    _ => return c,
+                };
+                let any = self.b.or(ps);
+                let t = self.b.and2(c.present, any.not());
+                let f = self.b.and2(c.present, any);
+                let missing = self.b.and2(c.present.not(), c.missing);
+                Sym { missing, ..Sym::truth(self.b, t, f) }
+            }
+            ExprKind::Max(a, c) | ExprKind::Min(a, c) => {
+                let (x, y) = (self.eval(a), self.eval(c));
+                let is_max = matches!(e.kind, ExprKind::Max(..));
+                let mut alts = Vec::new();
+                for (p, lp) in x.alts() {
+                    for (q, lq) in y.alts() {
+                        if let Some(o) = p.order(q) {
+                            let take_x = if is_max { o.is_ge() } else { o.is_le() };
+                            let both = self.b.and2(*lp, *lq);
+                            alts.push((if take_x { p.clone() } else { q.clone() }, both));
+                        }
+                    }
+                }
+                scalar(self.b, alts, B::F)
+            }
+            ExprKind::Pairs(x) => {
+                let c = self.eval(x);
+                let Kind::List { entries, .. } = &c.kind else { return c };
+                let (kept, known) = self.distinct(entries);
+                let present = self.b.and2(c.present, known);
+                let missing = self.b.and2(c.present.not(), c.missing);
+                let mut pairs = Vec::new();
+                for i in 0..entries.len() {
+                    for j in i + 1..entries.len() {
+                        let p = self.b.and([present, kept[i], kept[j]]);
+                        if p != B::F {
+                            pairs.push((p, entries[i].1.clone(), entries[j].1.clone()));
+                        }
+                    }
+                }
+                Sym { present, missing, kind: Kind::Pairs(pairs) }
+            }
+            ExprKind::Distinct(x) => {
+                let c = self.eval(x);
+                let Kind::List { entries, .. } = &c.kind else { return c };
+                let (kept, known) = self.distinct(entries);
+                let present = self.b.and2(c.present, known);
+                let missing = self.b.and2(c.present.not(), c.missing);
+                let mut out = Vec::new();
+                for (k, (_, v)) in kept.iter().zip(entries) {
+                    let p = self.b.and2(present, *k);
+                    out.push((p, v.clone()));
+                }
+                Sym { present, missing, kind: Kind::List { entries: out, dense: false } }
+            }
+            ExprKind::Entries(x) => {
+                let c = self.eval(x);
+                let Kind::List { entries, .. } = &c.kind else { return c };
+                let ps: Vec<B> = entries.iter().map(|(p, _)| *p).collect();
+                let missing = self.b.and2(c.present.not(), c.missing);
+                Sym { missing, ..self.int_of_count(&ps, c.present) }
+            }
+            ExprKind::Split(s, sep) => {
+                let v = self.eval(s);
+                let p = self.eval(sep);
+                let Some(sep) = self.constant_str(&p).filter(|s| !s.is_empty()) else {
+                    self.approximate.insert("`split` by a computed separator".into());
+                    return Sym::unknown();
+                };
+                self.pooled.insert("split".into());
+                let parts: Vec<(Vec<&str>, B)> = v
+                    .alts()
+                    .iter()
+                    .filter_map(|(a, l)| if let Atom::Str(s) = a { Some((s.split(sep.as_str()).collect(), *l)) } else { None })
+                    .collect();
+                let n = parts.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+                let mut entries = Vec::new();
+                for j in 0..n {
+                    let mut ps = Vec::new();
+                    let mut alts = Vec::new();
+                    for (ss, l) in &parts {
+                        if let Some(part) = ss.get(j) {
+                            ps.push(*l);
+                            alts.push((Atom::Str((*part).into()), *l));
+                        }
+                    }
+                    let p = self.b.or(ps);
+                    entries.push((p, scalar(self.b, alts, B::F)));
+                }
+                let present = self.b.or(parts.iter().map(|(_, l)| *l).collect::<Vec<_>>());
+                let missing = self.b.and2(v.present.not(), v.missing);
+                Sym { present, missing, kind: Kind::List { entries, dense: true } }
+            }
+            ExprKind::TrimSuffix(s, suffix) => {
+                let v = self.eval(s);
+                let p = self.eval(suffix);
+                let Some(suffix) = self.constant_str(&p) else {
+                    return self.approx("`trim_suffix` by a computed suffix");
+                };
+                self.per_string(&v, "trim_suffix", |s| Some(Atom::Str(s.strip_suffix(suffix.as_str()).unwrap_or(s).into())))
+            }
+            ExprKind::Lower(x) => {
+                let v = self.eval(x);
+                self.per_string(&v, "lower", |s| Some(Atom::Str(s.to_lowercase().into())))
+            }
+            ExprKind::ParseInt(x) => {
+                let v = self.eval(x);
+                self.per_string(&v, "int", |s| s.parse::<i64>().ok().map(Atom::Int))
+            }
+            ExprKind::Timestamp(x) => {
+                let v = self.eval(x);
+                self.per_string(&v, "timestamp", |s| crate::time::rfc3339_seconds(s).map(Atom::Int))
+            }
+            ExprKind::Matches(x, re) => {
+                let v = self.eval(x);
+                self.pooled.insert("matches".into());
+                let mut t = Vec::new();
+                let mut f = Vec::new();
+                for (a, l) in v.alts() {
+                    if let Atom::Str(s) = a {
+                        if re.0.is_match(s) { t.push(*l) } else { f.push(*l) }
+                    }
+                }
+                let (t, f) = (self.b.or(t), self.b.or(f));
+                Sym::truth(self.b, t, f)
+            }
+            ExprKind::Reason(x) => {
+                self.eval(x);
+                self.approximate.insert("`reason`".into());
+                Sym::atom(Atom::Str("?".into()))
+            }
+            ExprKind::Holds(_, x) => {
+                self.eval(x);
+                self.approx("`holds` (it reads the findings of other rules)")
+            }
+            ExprKind::List(items) => {
+                let entries = items.iter().map(|i| (B::T, self.eval(i))).collect();
+                Sym::with(B::T, Kind::List { entries, dense: true })
+            }
+            ExprKind::Quant { every, pattern, domain, body } => {
+                let d = self.eval(domain);
+                let missing = self.b.and2(d.present.not(), d.missing);
+                let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
+                let mut ts = Vec::new();
+                let mut fs = Vec::new();
+                for (p, values) in elements {
+                    self.bind(pattern, values);
+                    let (t, f) = self.eval(body).tf();
+                    if *every {
+                        ts.push(self.b.or2(p.not(), t));
+                        fs.push(self.b.and2(p, f));
+                    } else {
+                        ts.push(self.b.and2(p, t));
+                        fs.push(self.b.or2(p.not(), f));
+                    }
+                }
+                let (t, f) = if *every {
+                    (self.b.and(ts), self.b.or(fs))
+                } else {
+                    (self.b.or(ts), self.b.and(fs))
+                };
+                let t = self.b.and2(d.present, t);
+                let f = self.b.and2(d.present, f);
+                Sym { missing, ..Sym::truth(self.b, t, f) }
+            }
+            ExprKind::Comprehension { value, pattern, domain, filter } => {
+                let d = self.eval(domain);
+                let missing = self.b.and2(d.present.not(), d.missing);
+                let dense = filter.is_none() && matches!(d.kind, Kind::List { dense: true, .. });
+                let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
+                let mut unsure = Vec::new();
+                let mut raw = Vec::new();
+                for (p, values) in elements {
+                    self.bind(pattern, values);
+                    let keep = match filter {
+                        Some(f) => {
+                            let (t, fl) = self.eval(f).tf();
+                            unsure.push(self.b.and([p, t.not(), fl.not()]));
+                            self.b.and2(p, t)
+                        }
+                        None => p,
+                    };
+                    let v = self.eval(value);
+                    raw.push((keep, v));
+                }
+                let unsure = self.b.or(unsure);
+                let present = self.b.and2(d.present, unsure.not());
+                let mut entries = Vec::new();
+                for (k, v) in raw {
+                    entries.push((self.b.and2(present, k), v));
+                }
+                Sym { present, missing, kind: Kind::List { entries, dense } }
+            }
+            ExprKind::Let { slot, value, body } => {
+                let v = self.eval(value);
+                self.set(*slot, v);
+                self.eval(body)
+            }
+        }
+    }
+}
