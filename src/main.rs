@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use camino::Utf8PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod analyze;
 mod check;
 mod compile;
 mod documents;
@@ -122,6 +123,27 @@ enum Command {
     /// policy is the workspace's `.grail` files if it has any, otherwise the
     /// shipped library. See README.md to attach an editor.
     Lsp,
+    /// Prove the policy: a witness per subject, conflicts, dead rules, fixture pairs, lints.
+    ///
+    /// Encodes the rules over bounded symbolic documents and asks a SAT solver
+    /// (BatSat, through rustsat): for each subject (each document kind, each
+    /// key of the maps rules iterate over) a document satisfying every rule,
+    /// printed as YAML and confirmed by the checker; when there is none, the
+    /// smallest set of rules, floors and types that conflict, every member
+    /// with its span; for each rule, a document that fires it (or why none
+    /// can: a dead rule) and a passing twin that differs as little as
+    /// possible. Lints (warnings): vacuous-every, entries-count,
+    /// never-applies, unnormalised-compare. Exit status: 0 when every subject
+    /// is satisfiable and no rule is dead, 1 on a conflict or a dead rule,
+    /// 2 when the analysis could not run (a policy that does not compile, an
+    /// unwritable fixture folder).
+    ///
+    /// Examples:
+    ///   grail analyze
+    ///   grail analyze --format json > analysis.json
+    ///   grail analyze --policy my-policies/ --emit-fixtures my-policies/generated/
+    #[command(verbatim_doc_comment)]
+    Analyze(AnalyzeArgs),
 }
 
 #[derive(clap::Args)]
@@ -165,6 +187,19 @@ enum Target {
     Json,
     /// A JSON Schema (draft 2020-12) for each document kind.
     Jsonschema,
+}
+
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// How to print the analysis.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Write each rule's fixture pair to DIR/<rule id>/fail.* and pass.*.
+    #[arg(long, value_name = "DIR")]
+    emit_fixtures: Option<Utf8PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -254,6 +289,7 @@ fn main() -> ExitCode {
         Command::Lsp => grail_lsp::run_stdio()
             .map(|()| ExitCode::SUCCESS)
             .map_err(|e| Fatal(format!("the language server stopped: {e}"))),
+        Command::Analyze(args) => analyze::run(&args),
     };
     match result {
         Ok(code) => code,

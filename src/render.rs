@@ -15,7 +15,7 @@ fn handler() -> GraphicalReportHandler {
 }
 
 /// `path:line:column` of a policy location.
-fn policy_position(db: &Database, set: PolicySet, loc: Loc) -> Option<(String, usize, usize)> {
+pub fn policy_position(db: &Database, set: PolicySet, loc: Loc) -> Option<(String, usize, usize)> {
     let file = set.files(db).get(loc.file as usize)?;
     let text = file.text(db);
     let (line, column) = LineIndex::new(text).line_col(text, loc.span.start);

@@ -50,6 +50,8 @@ struct Cx<'p> {
     sites: BTreeMap<Site, usize>,
     /// Regular expressions applied to each class.
     regexes: Vec<(usize, String)>,
+    /// Separators each class is split by.
+    splits: Vec<(usize, String)>,
     env: Vec<Abs>,
     ints: BTreeSet<i64>,
     read: BTreeSet<(RecordId, usize)>,
@@ -62,6 +64,7 @@ pub fn analyse(policy: &Policy) -> Flow {
         literals: BTreeMap::new(),
         sites: BTreeMap::new(),
         regexes: Vec::new(),
+        splits: Vec::new(),
         env: Vec::new(),
         ints: BTreeSet::new(),
         read: BTreeSet::new(),
@@ -119,6 +122,14 @@ pub fn analyse(policy: &Policy) -> Flow {
         if let Some(sample) = sample(&re) {
             let r = cx.find(class);
             by_root.entry(r).or_default().insert(sample.into());
+        }
+    }
+    // A string that is split needs strings with several parts to choose from.
+    for (class, sep) in cx.splits.clone() {
+        let r = cx.find(class);
+        let names = ["alpha", "beta", "gamma"];
+        for n in 2..=names.len() {
+            by_root.entry(r).or_default().insert(names[..n].join(&sep).into());
         }
     }
     let mut pools = BTreeMap::new();
@@ -294,7 +305,22 @@ impl Cx<'_> {
                 self.eval(x);
                 Abs::Other
             }
-            ExprKind::Count(x) | ExprKind::ParseInt(x) | ExprKind::Timestamp(x) | ExprKind::Reason(x) => {
+            ExprKind::ParseInt(x) | ExprKind::Timestamp(x) => {
+                // Strings that read as what the rule wants, and one that does not.
+                if let Abs::Str(c) = self.eval(x) {
+                    let samples: &[&str] = if matches!(e.kind, ExprKind::ParseInt(_)) {
+                        &["0", "1"]
+                    } else {
+                        &["2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", "2024-01-05T00:00:00Z"]
+                    };
+                    for s in samples {
+                        let l = self.literal(s);
+                        self.union(c, l);
+                    }
+                }
+                Abs::Other
+            }
+            ExprKind::Count(x) | ExprKind::Reason(x) => {
                 self.eval(x);
                 Abs::Other
             }
@@ -349,6 +375,12 @@ impl Cx<'_> {
             ExprKind::Split(x, s) => {
                 self.eval(s);
                 let v = self.eval(x);
+                if let (Abs::Str(c), ExprKind::Lit(sep)) = (&v, &s.kind)
+                    && let ValKind::Str(sep) = &sep.kind
+                    && !sep.is_empty()
+                {
+                    self.splits.push((*c, sep.to_string()));
+                }
                 Abs::List(Box::new(v))
             }
             ExprKind::Matches(x, re) => {

@@ -305,6 +305,11 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
                 ExprKind::In(a, b) => vec![a, b],
                 _ => return,
             };
+            // Comparing with the empty string tests emptiness, not identity.
+            let empty = |x: &Expr| matches!(&x.kind, ExprKind::Lit(v) if matches!(&v.kind, crate::value::ValKind::Str(s) if s.is_empty()));
+            if sides.iter().any(|x| empty(x)) {
+                return;
+            }
             for s in sides {
                 let r = resolve(cx, s);
                 let site = match cx.ty(&r) {
@@ -328,7 +333,7 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
             out.push(warning(
                 "unnormalised-compare",
                 rule,
-                format!("`{text}` is compared without normalisation in `{}`", rule.id),
+                format!("`{text}` (`{}.{}`) is compared without normalisation in `{}`", def.name, def.fields[i].name, rule.id),
                 format!(
                     "`{by}` normalises `{}.{}` (`lower`, `trim_suffix`) before comparing it; compare normalised values here too",
                     def.name, def.fields[i].name

@@ -61,7 +61,8 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
     for c in &model.checks {
         let gate = b.fresh();
         let fire = b.or(c.fires.clone());
-        let pass = b.or(c.passes.clone());
+        let passes = b.or(c.passes.clone());
+        let pass = b.and2(passes, fire.not());
         b.clause(&[B::L(gate).not(), fire.not()]);
         let kind = match c.kind {
             CheckKind::Floor => MemberKind::Floor,
