@@ -49,7 +49,11 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
                 Severity::Error => miette::Severity::Error,
                 Severity::Warning => miette::Severity::Warning,
             })
-            .with_label(labeled(d.loc.span, text, None));
+            ;
+        // A label at the primary span takes the place of the unlabelled mark.
+        if !d.labels.iter().any(|(loc, _)| *loc == d.loc) {
+            diag = diag.with_label(labeled(d.loc.span, text, None));
+        }
         for (loc, label) in &d.labels {
             if loc.file == d.loc.file {
                 diag = diag.and_label(labeled(loc.span, text, Some(label.clone())));

@@ -142,36 +142,23 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
 fn conflict_diagnostic(c: &Conflict) -> PolicyDiagnostic {
     let names: Vec<String> = c.members.iter().map(|m| format!("`{}`", m.id)).collect();
     let loc = c.members.first().map(|m| m.loc).unwrap_or_default();
-    let message = match names.len() {
-        0 => format!("no document satisfies the schema for {}", c.subjects.join(", ")),
-        1 => format!("{} can never hold for {}", names[0], c.subjects.join(", ")),
-        _ => format!("{} cannot all hold together for {}", names.join(", "), c.subjects.join(", ")),
+    let subjects = c.subjects.join(", ");
+    let message = match names.as_slice() {
+        [] => format!("no document satisfies the schema for {subjects}"),
+        [one] => format!("{one} can never hold for {subjects}"),
+        [a, b] => format!("{a} and {b} cannot both hold for {subjects}"),
+        _ => format!("{} cannot all hold together for {subjects}", names.join(", ")),
     };
-    let mut d = PolicyDiagnostic {
-        code: "conflict",
-        severity: Severity::Error,
-        message,
-        loc,
-        labels: Vec::new(),
-        help: None,
-    };
+    let mut d = PolicyDiagnostic { code: "conflict", severity: Severity::Error, message, loc, labels: Vec::new(), help: None };
     let mut help = Vec::new();
-    for (i, m) in c.members.iter().enumerate() {
-        let label = format!("{} `{}`", m.kind.as_str(), m.id);
-        if i == 0 {
-            d.labels.push((m.loc, label.clone()));
-        } else {
-            d.labels.push((m.loc, label.clone()));
-        }
-        if !m.note.is_empty() {
-            help.push(format!("without {label}'s partners, `{}` fails: {}", m.id, m.note));
-        }
-    }
     if c.members.len() > 1 {
-        help.insert(
-            0,
-            "every document that satisfies all but one of these makes the last one fail; this set is minimal".into(),
-        );
+        help.push("no document satisfies them all, and dropping any one of them admits one: the set is minimal".to_string());
+    }
+    for m in &c.members {
+        d.labels.push((m.loc, format!("{} `{}`", m.kind.as_str(), m.id)));
+        if !m.note.is_empty() {
+            help.push(format!("a document that satisfies the others fails `{}`: {}", m.id, m.note));
+        }
     }
     if !help.is_empty() {
         d.help = Some(help.join("\n"));
@@ -384,6 +371,8 @@ impl Search<'_> {
             subject.problem = Some("the solver lost the witness it had found".into());
             return subject;
         }
+        hard.extend(soft);
+        self.smallest(&hard);
         subject.applies = self
             .units
             .iter()
@@ -402,6 +391,15 @@ impl Search<'_> {
         }
         subject.witness = Some(docs);
         subject
+    }
+
+    /// Re-solves `hard` for a locally smallest document: as few atoms true
+    /// as the cores allow (a witness without clutter). Keeps a model.
+    fn smallest(&mut self, hard: &[B]) {
+        let mut off: Vec<B> = self.model.atoms.iter().map(|a| B::L(!*a)).collect();
+        if self.relax(hard, &mut off).is_err() {
+            let _ = self.b.solve(hard);
+        }
     }
 
     /// A minimal subset of the gates in `core` that is unsatisfiable with
@@ -485,13 +483,17 @@ impl Search<'_> {
             .map(|(_, x)| (x.gate, x.member.id.clone()))
             .collect();
         soft.extend(others.iter().map(|(l, _)| B::L(*l)));
-        if let Err(core) = self.relax(&hard, &mut soft) {
+        let relaxed = self.relax(&hard, &mut soft);
+        if let Err(core) = relaxed {
             let members = self.shrink(&[fire], &core);
             let members: Vec<Member> = members.iter().filter_map(|l| self.member_of(*l)).collect();
             let approximate = !report.approximate.is_empty() || !report.pooled.is_empty();
             report.status = if approximate { Status::NotShown(members) } else { Status::Dead(members) };
             return report;
         }
+        let mut kept = hard.clone();
+        kept.extend(soft);
+        self.smallest(&kept);
         report.fires_with = self
             .units
             .iter()
