@@ -46,7 +46,9 @@ pub struct Flow {
 struct Cx<'p> {
     policy: &'p Policy,
     parent: Vec<usize>,
-    literals: BTreeMap<Arc<str>, usize>,
+    /// Every literal occurrence, a class of its own: a literal joins the
+    /// class it is compared with, without joining two classes that meet it.
+    literals: Vec<(Arc<str>, usize)>,
     sites: BTreeMap<Site, usize>,
     /// Regular expressions applied to each class.
     regexes: Vec<(usize, String)>,
@@ -61,7 +63,7 @@ pub fn analyse(policy: &Policy) -> Flow {
     let mut cx = Cx {
         policy,
         parent: Vec::new(),
-        literals: BTreeMap::new(),
+        literals: Vec::new(),
         sites: BTreeMap::new(),
         regexes: Vec::new(),
         splits: Vec::new(),
@@ -113,7 +115,7 @@ pub fn analyse(policy: &Policy) -> Flow {
         }
     }
     let mut by_root: BTreeMap<usize, BTreeSet<Arc<str>>> = BTreeMap::new();
-    let literals: Vec<(Arc<str>, usize)> = cx.literals.iter().map(|(s, c)| (s.clone(), *c)).collect();
+    let literals: Vec<(Arc<str>, usize)> = cx.literals.clone();
     for (s, c) in literals {
         let r = cx.find(c);
         by_root.entry(r).or_default().insert(s);
@@ -163,11 +165,8 @@ impl Cx<'_> {
     }
 
     fn literal(&mut self, s: &str) -> usize {
-        if let Some(c) = self.literals.get(s) {
-            return *c;
-        }
         let c = self.class();
-        self.literals.insert(s.into(), c);
+        self.literals.push((s.into(), c));
         c
     }
 

@@ -58,12 +58,39 @@ pub enum Answer {
 }
 
 impl Builder {
+    /// A fresh literal for a gate: defined by its inputs, so the solver
+    /// never decides it (propagation sets it once its inputs are set).
     pub fn fresh(&mut self) -> Lit {
-        self.vm.new_lit()
+        let l = self.vm.new_lit();
+        self.declare(l, batsat::lbool::UNDEF, false);
+        l
     }
 
+    /// Creates the solver's variable for `l` (and any before it it has not seen).
+    fn declare(&mut self, l: Lit, polarity: batsat::lbool, decision: bool) {
+        use batsat::SolverInterface;
+        let s = self.solver.batsat_mut();
+        while s.num_vars() < l.vidx32() {
+            s.new_var_default();
+        }
+        if s.num_vars() == l.vidx32() {
+            s.new_var(polarity, decision);
+        }
+    }
+
+    /// A fresh literal for a choice about a document; the solver tries it
+    /// false first, so models are small unless something needs more.
+    pub fn atom(&mut self) -> Lit {
+        let l = self.vm.new_lit();
+        self.declare(l, batsat::lbool::FALSE, true);
+        l
+    }
+
+    /// A fresh, unconstrained literal the solver decides (an over-approximation).
     pub fn fresh_b(&mut self) -> B {
-        B::L(self.fresh())
+        let l = self.vm.new_lit();
+        self.declare(l, batsat::lbool::UNDEF, true);
+        B::L(l)
     }
 
     pub fn vars(&self) -> u32 {

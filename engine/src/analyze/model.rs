@@ -162,7 +162,7 @@ impl Mk<'_> {
 
     /// A fresh choice of the solver, recorded as a document atom.
     fn choice(&mut self) -> B {
-        let l = self.b.fresh();
+        let l = self.b.atom();
         self.atoms.push(l);
         B::L(l)
     }

@@ -396,7 +396,8 @@ impl Search<'_> {
     /// Re-solves `hard` for a locally smallest document: as few atoms true
     /// as the cores allow (a witness without clutter). Keeps a model.
     fn smallest(&mut self, hard: &[B]) {
-        let mut off: Vec<B> = self.model.atoms.iter().map(|a| B::L(!*a)).collect();
+        let mut off: Vec<B> =
+            self.model.atoms.iter().filter(|a| self.b.value(B::L(**a))).map(|a| B::L(!*a)).collect();
         if self.relax(hard, &mut off).is_err() {
             let _ = self.b.solve(hard);
         }
@@ -452,23 +453,6 @@ impl Search<'_> {
         bounds.extend(self.types.iter().map(|(_, l)| B::L(*l)));
         hard.extend(bounds.iter().copied());
 
-        if is_rule {
-            let mut reach_hard = vec![reach];
-            reach_hard.extend(bounds.iter().copied());
-            if let Answer::Unsat(_) = self.b.solve(&reach_hard) {
-                let mut d = PolicyDiagnostic {
-                    code: "never-applies",
-                    severity: Severity::Warning,
-                    message: format!("the guards of `{}` make it NOT APPLICABLE for every document", report.id),
-                    loc: report.loc,
-                    labels: Vec::new(),
-                    help: Some("a `when` (or the `for` domains) never holds under the schema, floors and types; the rule checks nothing".into()),
-                };
-                d.labels.push((report.loc, "never reaches `require`".into()));
-                diagnostics.push(d);
-            }
-        }
-
         let mut soft: Vec<B> = Vec::new();
         for (k, d) in self.model.docs.iter().enumerate() {
             if !self.units[u].reads.contains(&(k as DocKindId)) {
@@ -485,15 +469,28 @@ impl Search<'_> {
         soft.extend(others.iter().map(|(l, _)| B::L(*l)));
         let relaxed = self.relax(&hard, &mut soft);
         if let Err(core) = relaxed {
+        if is_rule {
+                let mut reach_hard = vec![reach];
+                reach_hard.extend(bounds.iter().copied());
+                if let Answer::Unsat(_) = self.b.solve(&reach_hard) {
+                    let mut d = PolicyDiagnostic {
+                        code: "never-applies",
+                        severity: Severity::Warning,
+                        message: format!("the guards of `{}` make it NOT APPLICABLE for every document", report.id),
+                        loc: report.loc,
+                        labels: Vec::new(),
+                        help: Some("a `when` (or the `for` domains) never holds under the schema, floors and types; the rule checks nothing".into()),
+                    };
+                    d.labels.push((report.loc, "never reaches `require`".into()));
+                    diagnostics.push(d);
+                }
+            }
             let members = self.shrink(&[fire], &core);
             let members: Vec<Member> = members.iter().filter_map(|l| self.member_of(*l)).collect();
             let approximate = !report.approximate.is_empty() || !report.pooled.is_empty();
             report.status = if approximate { Status::NotShown(members) } else { Status::Dead(members) };
             return report;
         }
-        let mut kept = hard.clone();
-        kept.extend(soft);
-        self.smallest(&kept);
         report.fires_with = self
             .units
             .iter()
@@ -540,26 +537,26 @@ impl Search<'_> {
             .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule && !bad_before[*i])
             .map(|(_, x)| B::L(x.gate))
             .collect();
-        let same: Vec<B> = self
-            .model
-            .atoms
-            .iter()
-            .zip(fail_values)
-            .map(|(a, v)| if *v { B::L(*a) } else { B::L(!*a) })
-            .collect();
+        // Keep what the failing twin has; everything else the solver leaves out unless needed.
+        let same: Vec<B> = self.model.atoms.iter().zip(fail_values).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
         soft.extend(same.iter().copied());
         self.relax(&hard, &mut soft).ok()?;
-        // Cardinality over the atoms left free: lower the bound until unsatisfiable.
-        let fixed: BTreeSet<B> = soft.iter().copied().collect();
-        let free: Vec<Lit> = same
+        // Cardinality over the atoms that changed: lower the bound until unsatisfiable.
+        let kept: BTreeSet<B> = soft.iter().copied().collect();
+        let mut changed: Vec<Lit> = same
             .iter()
-            .filter(|s| !fixed.contains(s))
+            .filter(|s| !kept.contains(s))
             .filter_map(|s| if let B::L(l) = s { Some(!*l) } else { None })
             .collect();
-        let differs = |b: &Builder| free.iter().filter(|d| b.value(B::L(**d))).count();
+        for (a, v) in self.model.atoms.iter().zip(fail_values) {
+            if !*v && self.b.value(B::L(*a)) {
+                changed.push(*a);
+            }
+        }
+        let differs = |b: &Builder| changed.iter().filter(|d| b.value(B::L(**d))).count();
         let mut best = differs(&self.b);
         if best > 1 {
-            let limits = self.b.at_most(&free, best);
+            let limits = self.b.at_most(&changed, best);
             let mut assume = hard.clone();
             assume.extend(soft.iter().copied());
             while best > 1 {

@@ -1,0 +1,94 @@
+//! `grail analyze` on deliberately broken policies (tests/analyze/*): each
+//! produces its diagnostic, snapshotted as a person reads it.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("grail runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn grail(args: &[&str]) -> String {
+    let (code, stdout, stderr) = run(args);
+    format!("exit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}")
+}
+
+#[test]
+fn a_jointly_unsatisfiable_pair_is_one_conflict_naming_both_rules() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/conflict"]));
+}
+
+#[test]
+fn the_conflict_in_json_has_both_members_with_their_spans() {
+    let (code, stdout, _) = run(&["analyze", "--policy", "tests/analyze/conflict", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    let members = v["conflicts"][0]["members"].as_array().expect("a conflict");
+    let named: Vec<(&str, &str)> =
+        members.iter().map(|m| (m["id"].as_str().unwrap_or(""), m["policy"].as_str().unwrap_or(""))).collect();
+    assert_eq!(
+        named,
+        [
+            ("topology.pairwise_distinct", "tests/analyze/conflict/policy.grail:28:6"),
+            ("topology.deterministic_relation", "tests/analyze/conflict/policy.grail:35:6"),
+        ]
+    );
+    assert_eq!(v["verdict"], "fail");
+}
+
+#[test]
+fn a_merge_gate_the_floors_make_impossible_is_a_dead_rule() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/dead-gate"]));
+}
+
+#[test]
+fn a_count_over_list_length_is_an_entries_count_warning() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/entries-count"]));
+}
+
+#[test]
+fn an_every_over_a_possibly_empty_set_is_a_vacuity_warning() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/vacuous-every"]));
+}
+
+#[test]
+fn a_guard_that_never_holds_is_a_never_applies_warning() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/never-applies"]));
+}
+
+#[test]
+fn a_raw_comparison_of_a_normalised_field_is_a_warning() {
+    insta::assert_snapshot!(grail(&["analyze", "--policy", "tests/analyze/unnormalised"]));
+}
+
+#[test]
+fn a_policy_that_does_not_compile_cannot_be_analysed() {
+    let (code, _, stderr) = run(&["analyze", "--policy", "tests/policies/broken"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn emitted_fixtures_fail_and_pass_under_grail_check() {
+    let dir = std::env::temp_dir().join(format!("grail-analyze-fixtures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_string_lossy().into_owned();
+    let (code, _, stderr) = run(&["analyze", "--policy", "tests/analyze/vacuous-every", "--emit-fixtures", &out]);
+    assert_eq!(code, 0, "{stderr}");
+    let rule = dir.join("topology.cross_vendor");
+    for (name, want) in [("fail.yaml", 1), ("pass.yaml", 0)] {
+        let path = rule.join(name);
+        let path = path.to_string_lossy();
+        let (code, stdout, _) = run(&["check", "--policy", "tests/analyze/vacuous-every", &path]);
+        assert_eq!(code, want, "{name}: {stdout}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
