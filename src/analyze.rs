@@ -93,14 +93,18 @@ fn human(db: &Database, set: PolicySet, a: &Analysis) -> String {
                     None => "witness confirmed by the checker".to_string(),
                     Some(p) => format!("witness NOT confirmed: {p}"),
                 };
-                out.push_str(&format!("  {}: {verdict}; {} rules apply\n", s.name, s.applies.len()));
+                let n = s.applies.len();
+                let rules = if n == 1 { "1 rule applies".to_string() } else { format!("{n} rules apply") };
+                out.push_str(&format!("  {}: {verdict}; {rules}\n", s.name));
                 for d in docs {
                     out.push_str(&format!("    --- {}\n", d.path));
                     out.push_str(&indent(&d.text, "    "));
                 }
             }
             (None, Some(c)) => out.push_str(&format!("  {}: UNSATISFIABLE (conflict {})\n", s.name, c + 1)),
-            (None, None) => out.push_str(&format!("  {}: no witness: {}\n", s.name, s.problem.clone().unwrap_or_default())),
+            (None, None) => {
+                out.push_str(&format!("  {}: no witness: {}\n", s.name, s.problem.clone().unwrap_or_default()))
+            }
         }
     }
     out.push_str("\nrules\n");

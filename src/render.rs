@@ -43,13 +43,10 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
     for d in diagnostics {
         let Some(file) = set.files(db).get(d.loc.file as usize) else { continue };
         let text = file.text(db);
-        let mut diag = MietteDiagnostic::new(d.message.clone())
-            .with_code(d.code)
-            .with_severity(match d.severity {
-                Severity::Error => miette::Severity::Error,
-                Severity::Warning => miette::Severity::Warning,
-            })
-            ;
+        let mut diag = MietteDiagnostic::new(d.message.clone()).with_code(d.code).with_severity(match d.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        });
         // A label at the primary span takes the place of the unlabelled mark.
         if !d.labels.iter().any(|(loc, _)| *loc == d.loc) {
             diag = diag.with_label(labeled(d.loc.span, text, None));

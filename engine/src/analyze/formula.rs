@@ -19,20 +19,20 @@ pub enum B {
 }
 
 impl B {
-    pub fn not(self) -> B {
+    pub fn negate(self) -> B {
         match self {
             B::T => B::F,
             B::F => B::T,
             B::L(l) => B::L(!l),
         }
     }
-
     pub fn constant(b: bool) -> B {
         if b { B::T } else { B::F }
     }
 }
 
 /// The formula builder and the solver it writes to.
+#[derive(Default)]
 pub struct Builder {
     solver: BasicSolver,
     vm: BasicVarManager,
@@ -41,12 +41,6 @@ pub struct Builder {
     pub clauses: usize,
     /// Solver calls made.
     pub solves: usize,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder { solver: BasicSolver::default(), vm: BasicVarManager::default(), ands: HashMap::new(), clauses: 0, solves: 0 }
-    }
 }
 
 /// What a solver call answered.
@@ -121,7 +115,7 @@ impl Builder {
     }
 
     pub fn implies(&mut self, a: B, b: B) {
-        self.clause(&[a.not(), b]);
+        self.clause(&[a.negate(), b]);
     }
 
     pub fn and(&mut self, xs: impl IntoIterator<Item = B>) -> B {
@@ -161,8 +155,8 @@ impl Builder {
     }
 
     pub fn or(&mut self, xs: impl IntoIterator<Item = B>) -> B {
-        let negated: Vec<B> = xs.into_iter().map(B::not).collect();
-        self.and(negated).not()
+        let negated: Vec<B> = xs.into_iter().map(B::negate).collect();
+        self.and(negated).negate()
     }
 
     pub fn and2(&mut self, a: B, b: B) -> B {
@@ -176,14 +170,14 @@ impl Builder {
     /// `a` and `b` have the same value.
     pub fn iff(&mut self, a: B, b: B) -> B {
         let both = self.and2(a, b);
-        let neither = self.and2(a.not(), b.not());
+        let neither = self.and2(a.negate(), b.negate());
         self.or2(both, neither)
     }
 
     /// `c ? a : b`.
     pub fn ite(&mut self, c: B, a: B, b: B) -> B {
         let x = self.and2(c, a);
-        let y = self.and2(c.not(), b);
+        let y = self.and2(c.negate(), b);
         self.or2(x, y)
     }
 
@@ -192,7 +186,7 @@ impl Builder {
         let live: Vec<B> = xs.iter().copied().filter(|x| *x != B::F).collect();
         for i in 0..live.len() {
             for j in i + 1..live.len() {
-                self.clause(&[live[i].not(), live[j].not()]);
+                self.clause(&[live[i].negate(), live[j].negate()]);
             }
         }
     }

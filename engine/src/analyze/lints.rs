@@ -116,7 +116,8 @@ fn walk(cx: &mut Cx<'_>, e: &Expr, visit: &mut dyn FnMut(&mut Cx<'_>, &Expr)) {
             cx.lets.insert(*slot, (**value).clone());
             walk(cx, body, visit);
         }
-        ExprKind::Quant { pattern, domain, body, .. } | ExprKind::Comprehension { pattern, domain, value: body, .. } => {
+        ExprKind::Quant { pattern, domain, body, .. }
+        | ExprKind::Comprehension { pattern, domain, value: body, .. } => {
             walk(cx, domain, visit);
             let d = cx.ty(domain);
             cx.bind(pattern, &d);
@@ -142,11 +143,37 @@ fn walk(cx: &mut Cx<'_>, e: &Expr, visit: &mut dyn FnMut(&mut Cx<'_>, &Expr)) {
 fn children(e: &Expr) -> Vec<&Expr> {
     use ExprKind::*;
     match &e.kind {
-        Field(a, _) | Column(a, _) | MatrixRow(_, a) | Not(a) | Present(a) | Count(a) | Empty(a) | Pairs(a)
-        | Distinct(a) | Entries(a) | Lower(a) | ParseInt(a) | Timestamp(a) | Matches(a, _) | Reason(a)
+        Field(a, _)
+        | Column(a, _)
+        | MatrixRow(_, a)
+        | Not(a)
+        | Present(a)
+        | Count(a)
+        | Empty(a)
+        | Pairs(a)
+        | Distinct(a)
+        | Entries(a)
+        | Lower(a)
+        | ParseInt(a)
+        | Timestamp(a)
+        | Matches(a, _)
+        | Reason(a)
         | Holds(_, a) => vec![a],
-        MapGet(a, b) | ListGet(a, b) | And(a, b) | Or(a, b) | Compare(_, a, b) | Tighter(a, b) | In(a, b)
-        | Coalesce(a, b) | Concat(a, b) | Add(a, b) | Sub(a, b) | Mul(a, b) | Max(a, b) | Min(a, b) | Split(a, b)
+        MapGet(a, b)
+        | ListGet(a, b)
+        | And(a, b)
+        | Or(a, b)
+        | Compare(_, a, b)
+        | Tighter(a, b)
+        | In(a, b)
+        | Coalesce(a, b)
+        | Concat(a, b)
+        | Add(a, b)
+        | Sub(a, b)
+        | Mul(a, b)
+        | Max(a, b)
+        | Min(a, b)
+        | Split(a, b)
         | TrimSuffix(a, b) => vec![a, b],
         List(items) => items.iter().collect(),
         _ => vec![],
@@ -252,7 +279,9 @@ fn vacuous(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic>) {
             "vacuous-every",
             rule,
             format!("`every` over `{q}` in `{}` holds vacuously when `{q}` is empty", rule.id),
-            format!("bound its size in the rule (`not empty({q})` or `count({q}) >= N`), or say why an empty `{q}` passes"),
+            format!(
+                "bound its size in the rule (`not empty({q})` or `count({q}) >= N`), or say why an empty `{q}` passes"
+            ),
         ));
     }
 }

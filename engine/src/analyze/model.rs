@@ -156,7 +156,14 @@ impl Mk<'_> {
         if let Some(i) = self.checks.iter().position(|c| c.rule == rule) {
             return i;
         }
-        self.checks.push(SchemaCheck { rule: rule.into(), loc, kind, field: field.into(), fires: Vec::new(), passes: Vec::new() });
+        self.checks.push(SchemaCheck {
+            rule: rule.into(),
+            loc,
+            kind,
+            field: field.into(),
+            fires: Vec::new(),
+            passes: Vec::new(),
+        });
         self.checks.len() - 1
     }
 
@@ -190,22 +197,18 @@ impl Mk<'_> {
             for l in &lits {
                 self.b.implies(*l, present);
             }
-            let mut c = vec![present.not()];
+            let mut c = vec![present.negate()];
             c.extend(lits.iter().copied());
             self.b.clause(&c);
             atoms.into_iter().zip(lits).collect()
         };
         let node = Node::Scalar { present, alts: alts.clone() };
-        (node, Sym { present, missing: present.not(), kind: Kind::Scalar(alts) })
+        (node, Sym { present, missing: present.negate(), kind: Kind::Scalar(alts) })
     }
 
     fn pool(&self, site: Site) -> Vec<Atom> {
-        let mut out: Vec<Atom> = self
-            .flow
-            .pools
-            .get(&site)
-            .map(|p| p.iter().map(|s| Atom::Str(s.clone())).collect())
-            .unwrap_or_default();
+        let mut out: Vec<Atom> =
+            self.flow.pools.get(&site).map(|p| p.iter().map(|s| Atom::Str(s.clone())).collect()).unwrap_or_default();
         for f in FRESH.iter().take(self.bounds.fresh) {
             let a = Atom::Str(Arc::from(*f));
             if !out.contains(&a) {
@@ -228,7 +231,13 @@ impl Mk<'_> {
         }
     }
 
-    fn record(&mut self, r: RecordId, present: B, layer_key: Option<&str>, selector: Option<&SelectorDef>) -> (Node, Sym) {
+    fn record(
+        &mut self,
+        r: RecordId,
+        present: B,
+        layer_key: Option<&str>,
+        selector: Option<&SelectorDef>,
+    ) -> (Node, Sym) {
         let def = &self.policy.records[r as usize];
         let mut nodes = Vec::new();
         let mut syms = Vec::new();
@@ -271,21 +280,33 @@ impl Mk<'_> {
         let Some(d) = &f.default else { return raw };
         match (&f.ty, raw.kind) {
             (Ty::Map(..), Kind::Map(entries)) => {
-                // Every key the document leaves out takes its default (done per entry in `value`).
+                // Every key is there: the document's value, or (in `value`) its default,
+                // even when the document leaves the whole map out.
+                let key_enum = matches!(&f.ty, Ty::Map(k, _) if matches!(**k, Ty::Enum(_)));
+                let entries = entries.into_iter().map(|(p, k, v)| (if key_enum { parent } else { p }, k, v)).collect();
                 Sym::with(parent, Kind::Map(entries))
             }
             (_, kind) => {
                 let raw = Sym { kind, ..raw };
                 let def = self.default(d);
                 let def = Sym { present: self.b.and2(parent, def.present), ..def };
-                mux(self.b, &[(set, raw), (set.not(), def)], B::F)
+                mux(self.b, &[(set, raw), (set.negate(), def)], B::F)
             }
         }
     }
 
     /// A value of type `ty` for field `f` of record `r`, there when `present` holds.
     #[allow(clippy::too_many_arguments)]
-    fn value(&mut self, ty: &Ty, f: &FieldDef, r: RecordId, i: usize, present: B, depth: usize, narrow: bool) -> (Node, Sym) {
+    fn value(
+        &mut self,
+        ty: &Ty,
+        f: &FieldDef,
+        r: RecordId,
+        i: usize,
+        present: B,
+        depth: usize,
+        narrow: bool,
+    ) -> (Node, Sym) {
         if present == B::F {
             return (Node::absent(), Sym::absent(B::T));
         }
@@ -317,7 +338,7 @@ impl Mk<'_> {
                     let below = sym.is(&Atom::Int(m - 1));
                     if below != B::F {
                         let gate = self.type_gate(r, i, m);
-                        self.b.clause(&[B::L(gate).not(), below.not()]);
+                        self.b.clause(&[B::L(gate).negate(), below.negate()]);
                     }
                 }
                 (node, sym)
@@ -332,7 +353,13 @@ impl Mk<'_> {
             }
             Ty::Record(rr) => self.record(*rr, present, None, None),
             Ty::List(t) => {
-                let n = if narrow { 0 } else if depth == 0 { self.bounds.list } else { self.bounds.inner_list };
+                let n = if narrow {
+                    0
+                } else if depth == 0 {
+                    self.bounds.list
+                } else {
+                    self.bounds.inner_list
+                };
                 let mut nodes = Vec::new();
                 let mut entries = Vec::new();
                 let mut prev = present;
@@ -358,10 +385,13 @@ impl Mk<'_> {
                     }
                     let dups: Vec<B> = self.checks[c].fires[before..].to_vec();
                     let any = self.b.or(dups);
-                    let clean = self.b.and2(present, any.not());
+                    let clean = self.b.and2(present, any.negate());
                     self.checks[c].passes.push(clean);
                 }
-                (Node::List { present, entries: nodes }, Sym { present, missing: present.not(), kind: Kind::List { entries, dense: true } })
+                (
+                    Node::List { present, entries: nodes },
+                    Sym { present, missing: present.negate(), kind: Kind::List { entries, dense: true } },
+                )
             }
             Ty::Map(k, v) => match &**k {
                 Ty::Enum(e) => {
@@ -377,7 +407,7 @@ impl Mk<'_> {
                         let (entry, value) = match &f.default {
                             Some(d) => {
                                 let def = self.default(d);
-                                (present, mux(self.b, &[(p, vs), (p.not(), def)], B::F))
+                                (present, mux(self.b, &[(p, vs), (p.negate(), def)], B::F))
                             }
                             None => (p, vs),
                         };
@@ -385,7 +415,10 @@ impl Mk<'_> {
                         nodes.push((Node::Scalar { present: p, alts: vec![(key.clone(), p)] }, vn));
                         entries.push((entry, Sym::atom(key), value));
                     }
-                    (Node::Map { present, entries: nodes }, Sym { present, missing: present.not(), kind: Kind::Map(entries) })
+                    (
+                        Node::Map { present, entries: nodes },
+                        Sym { present, missing: present.negate(), kind: Kind::Map(entries) },
+                    )
                 }
                 _ => {
                     let n = if narrow { 0 } else { self.bounds.map };
@@ -398,7 +431,7 @@ impl Mk<'_> {
                         let (kn, ks) = self.scalar(pool.clone(), p);
                         for (q, other, _) in &entries {
                             let eq = same(self.b, &ks, other);
-                            self.b.clause(&[p.not(), q.not(), eq.not()]);
+                            self.b.clause(&[p.negate(), q.negate(), eq.negate()]);
                         }
                         let (vn, vs) = self.value(v, f, r, i, p, depth, narrow);
                         let vs = self.bounded(f, p, vs);
@@ -406,7 +439,10 @@ impl Mk<'_> {
                         entries.push((p, ks, vs));
                         prev = p;
                     }
-                    (Node::Map { present, entries: nodes }, Sym { present, missing: present.not(), kind: Kind::Map(entries) })
+                    (
+                        Node::Map { present, entries: nodes },
+                        Sym { present, missing: present.negate(), kind: Kind::Map(entries) },
+                    )
                 }
             },
             _ => (Node::absent(), Sym::absent(B::T)),
@@ -427,7 +463,7 @@ impl Mk<'_> {
             let looser = self.b.or(looser);
             let fires = self.b.and2(set, looser);
             let known = self.b.and2(set, v.present);
-            let passes = self.b.and2(known, looser.not());
+            let passes = self.b.and2(known, looser.negate());
             let kind = if bd.kind == BoundKind::Floor { CheckKind::Floor } else { CheckKind::Ceiling };
             let c = self.check(&bd.rule, bd.loc, kind, &f.name);
             self.checks[c].fires.push(fires);
@@ -546,7 +582,8 @@ fn flow_text(o: &Out) -> String {
         Out::Int(x) => x.to_string(),
         Out::Str(s) => scalar_text(s),
         Out::Map(entries) => {
-            let parts: Vec<String> = entries.iter().map(|(k, v)| format!("{}: {}", scalar_text(k), flow_text(v))).collect();
+            let parts: Vec<String> =
+                entries.iter().map(|(k, v)| format!("{}: {}", scalar_text(k), flow_text(v))).collect();
             format!("{{{}}}", parts.join(", "))
         }
         Out::List(items) => {
@@ -565,7 +602,9 @@ pub fn yaml(o: &Out) -> String {
         for (k, v) in entries {
             let key = scalar_text(k);
             match v {
-                Out::Map(inner) if !inner.is_empty() && inner.iter().any(|(_, x)| matches!(x, Out::Map(_) | Out::List(_))) => {
+                Out::Map(inner)
+                    if !inner.is_empty() && inner.iter().any(|(_, x)| matches!(x, Out::Map(_) | Out::List(_))) =>
+                {
                     s.push_str(&format!("{pad}{key}:\n"));
                     block(v, indent + 2, s);
                 }

@@ -62,8 +62,8 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
         let gate = b.fresh();
         let fire = b.or(c.fires.clone());
         let passes = b.or(c.passes.clone());
-        let pass = b.and2(passes, fire.not());
-        b.clause(&[B::L(gate).not(), fire.not()]);
+        let pass = b.and2(passes, fire.negate());
+        b.clause(&[B::L(gate).negate(), fire.negate()]);
         let kind = match c.kind {
             CheckKind::Floor => MemberKind::Floor,
             CheckKind::Ceiling => MemberKind::Ceiling,
@@ -82,8 +82,8 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
     }
     for (rule, sym) in policy.rules.iter().zip(syms) {
         let gate = b.fresh();
-        b.clause(&[B::L(gate).not(), sym.bad.not()]);
-        let pass = b.and2(sym.pass, sym.bad.not());
+        b.clause(&[B::L(gate).negate(), sym.bad.negate()]);
+        let pass = b.and2(sym.pass, sym.bad.negate());
         units.push(Unit {
             member: Member { id: rule.id.clone(), kind: MemberKind::Rule, loc: rule.loc, note: String::new() },
             gate,
@@ -149,10 +149,13 @@ fn conflict_diagnostic(c: &Conflict) -> PolicyDiagnostic {
         [a, b] => format!("{a} and {b} cannot both hold for {subjects}"),
         _ => format!("{} cannot all hold together for {subjects}", names.join(", ")),
     };
-    let mut d = PolicyDiagnostic { code: "conflict", severity: Severity::Error, message, loc, labels: Vec::new(), help: None };
+    let mut d =
+        PolicyDiagnostic { code: "conflict", severity: Severity::Error, message, loc, labels: Vec::new(), help: None };
     let mut help = Vec::new();
     if c.members.len() > 1 {
-        help.push("no document satisfies them all, and dropping any one of them admits one: the set is minimal".to_string());
+        help.push(
+            "no document satisfies them all, and dropping any one of them admits one: the set is minimal".to_string(),
+        );
     }
     for m in &c.members {
         d.labels.push((m.loc, format!("{} `{}`", m.kind.as_str(), m.id)));
@@ -205,7 +208,11 @@ impl Search<'_> {
     fn subjects(&self) -> Vec<SubjectDef> {
         let mut out = Vec::new();
         for (k, d) in self.policy.documents.iter().enumerate() {
-            out.push(SubjectDef { name: d.name.clone(), require: vec![self.model.docs[k].present], kind: k as DocKindId });
+            out.push(SubjectDef {
+                name: d.name.clone(),
+                require: vec![self.model.docs[k].present],
+                kind: k as DocKindId,
+            });
         }
         // Every key of an enumeration-keyed map that a rule iterates over, at the top of a document.
         let mut maps: BTreeMap<(DocKindId, EnumId), BTreeSet<usize>> = BTreeMap::new();
@@ -296,15 +303,10 @@ impl Search<'_> {
     fn check(&self, docs: &[DocText]) -> Vec<Finding> {
         let loaded: Vec<Option<Result<document::Node, document::SyntaxError>>> = docs
             .iter()
-            .map(|d| {
-                (!check::is_markdown(&d.path)).then(|| document::load(&d.text, Format::Yaml, &Limits::default()))
-            })
+            .map(|d| (!check::is_markdown(&d.path)).then(|| document::load(&d.text, Format::Yaml, &Limits::default())))
             .collect();
-        let inputs: Vec<Input<'_>> = docs
-            .iter()
-            .zip(&loaded)
-            .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() })
-            .collect();
+        let inputs: Vec<Input<'_>> =
+            docs.iter().zip(&loaded).map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() }).collect();
         check::check(self.policy, &inputs, &[])
     }
 
@@ -355,7 +357,7 @@ impl Search<'_> {
         let mut soft: Vec<B> = Vec::new();
         for (k, d) in self.model.docs.iter().enumerate() {
             if k as DocKindId != def.kind {
-                soft.push(d.present.not());
+                soft.push(d.present.negate());
             }
         }
         for u in &self.units {
@@ -363,7 +365,7 @@ impl Search<'_> {
                 continue;
             }
             match &u.sym {
-                Some(s) if !s.approximate.is_empty() => soft.push(u.reach.not()),
+                Some(s) if !s.approximate.is_empty() => soft.push(u.reach.negate()),
                 _ => soft.push(u.pass),
             }
         }
@@ -396,8 +398,7 @@ impl Search<'_> {
     /// Re-solves `hard` for a locally smallest document: as few atoms true
     /// as the cores allow (a witness without clutter). Keeps a model.
     fn smallest(&mut self, hard: &[B]) {
-        let mut off: Vec<B> =
-            self.model.atoms.iter().filter(|a| self.b.value(B::L(**a))).map(|a| B::L(!*a)).collect();
+        let mut off: Vec<B> = self.model.atoms.iter().filter(|a| self.b.value(B::L(**a))).map(|a| B::L(!*a)).collect();
         if self.relax(hard, &mut off).is_err() {
             let _ = self.b.solve(hard);
         }
@@ -406,7 +407,8 @@ impl Search<'_> {
     /// A minimal subset of the gates in `core` that is unsatisfiable with
     /// `fixed` (deletion-based: drop one member, re-solve).
     fn shrink(&mut self, fixed: &[B], core: &[Lit]) -> Vec<Lit> {
-        let gates: BTreeSet<Lit> = self.gates().iter().filter_map(|g| if let B::L(l) = g { Some(*l) } else { None }).collect();
+        let gates: BTreeSet<Lit> =
+            self.gates().iter().filter_map(|g| if let B::L(l) = g { Some(*l) } else { None }).collect();
         let mut members: Vec<Lit> = core.iter().filter(|l| gates.contains(l)).copied().collect();
         let mut i = 0;
         while i < members.len() {
@@ -456,7 +458,7 @@ impl Search<'_> {
         let mut soft: Vec<B> = Vec::new();
         for (k, d) in self.model.docs.iter().enumerate() {
             if !self.units[u].reads.contains(&(k as DocKindId)) {
-                soft.push(d.present.not());
+                soft.push(d.present.negate());
             }
         }
         let others: Vec<(Lit, String)> = self
@@ -469,7 +471,7 @@ impl Search<'_> {
         soft.extend(others.iter().map(|(l, _)| B::L(*l)));
         let relaxed = self.relax(&hard, &mut soft);
         if let Err(core) = relaxed {
-        if is_rule {
+            if is_rule {
                 let mut reach_hard = vec![reach];
                 reach_hard.extend(bounds.iter().copied());
                 if let Answer::Unsat(_) = self.b.solve(&reach_hard) {
@@ -538,7 +540,8 @@ impl Search<'_> {
             .map(|(_, x)| B::L(x.gate))
             .collect();
         // Keep what the failing twin has; everything else the solver leaves out unless needed.
-        let same: Vec<B> = self.model.atoms.iter().zip(fail_values).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
+        let same: Vec<B> =
+            self.model.atoms.iter().zip(fail_values).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
         soft.extend(same.iter().copied());
         self.relax(&hard, &mut soft).ok()?;
         // Cardinality over the atoms that changed: lower the bound until unsatisfiable.
@@ -573,22 +576,15 @@ impl Search<'_> {
                 return None;
             }
         }
-        let distance = self
-            .model
-            .atoms
-            .iter()
-            .zip(fail_values)
-            .filter(|(a, v)| self.b.value(B::L(**a)) != **v)
-            .count();
+        let distance = self.model.atoms.iter().zip(fail_values).filter(|(a, v)| self.b.value(B::L(**a)) != **v).count();
         let pass = self.documents();
         let findings = self.check(&pass);
         let id = &self.units[u].member.id;
         let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == *id).collect();
         let passes = mine.iter().any(|f| f.outcome == Outcome::Pass)
             && !mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
-        let problem = (!passes).then(|| {
-            format!("the checker does not pass `{id}` on the twin: {}", describe(&findings, id))
-        });
+        let problem =
+            (!passes).then(|| format!("the checker does not pass `{id}` on the twin: {}", describe(&findings, id)));
         let _ = want;
         Some(Fixture { fail, pass, distance, problem })
     }

@@ -10,6 +10,11 @@ use super::formula::{B, Builder};
 use crate::hir::{EnumId, MatrixId, RecordId};
 use crate::value::{Origin, Val, ValKind};
 
+/// The entries of a list: presence and value.
+type Entries = Vec<(B, Sym)>;
+/// The entries of a map or pairs: presence, key (or first), value (or second).
+type KeyedEntries = Vec<(B, Sym, Sym)>;
+
 /// A concrete scalar a symbolic scalar may take.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Atom {
@@ -195,7 +200,7 @@ pub fn mux(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B) -> Sym {
             Kind::Record(r, out)
         }
         Some(Kind::List { .. }) => {
-            let lists: Vec<(B, &Vec<(B, Sym)>, bool)> = cases
+            let lists: Vec<(B, &Entries, bool)> = cases
                 .iter()
                 .filter_map(|(c, v)| match &v.kind {
                     Kind::List { entries, dense } => Some((*c, entries, *dense)),
@@ -221,7 +226,7 @@ pub fn mux(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B) -> Sym {
         }
         Some(Kind::Map(_)) | Some(Kind::Pairs(_)) => {
             let is_pairs = matches!(shape, Some(Kind::Pairs(_)));
-            let maps: Vec<(B, &Vec<(B, Sym, Sym)>)> = cases
+            let maps: Vec<(B, &KeyedEntries)> = cases
                 .iter()
                 .filter_map(|(c, v)| match &v.kind {
                     Kind::Map(e) | Kind::Pairs(e) => Some((*c, e)),

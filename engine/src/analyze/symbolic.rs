@@ -61,7 +61,7 @@ impl<'a> Ev<'a> {
             // Every other kind the rule reads must be there to judge this one.
             for k in rule.reads.iter().skip(1) {
                 let p = self.docs[*k as usize].present;
-                let lacking = self.b.and2(here, p.not());
+                let lacking = self.b.and2(here, p.negate());
                 out.bad.push(lacking);
                 all.push(p);
             }
@@ -88,7 +88,7 @@ impl<'a> Ev<'a> {
             ClauseDef::For { pattern, domain, filter, .. } => {
                 let d = self.eval(domain);
                 // Missing is not applicable; present but unreadable is missing evidence.
-                let unknown = self.b.and([pc, d.present.not(), d.missing.not()]);
+                let unknown = self.b.and([pc, d.present.negate(), d.missing.negate()]);
                 out.bad.push(unknown);
                 let Some(elements) = self.elements(&d, pattern) else { return };
                 let pcd = self.b.and2(pc, d.present);
@@ -97,7 +97,7 @@ impl<'a> Ev<'a> {
                     let included = match filter {
                         Some(f) => {
                             let (t, fl) = self.eval(f).tf();
-                            let unsure = self.b.and([pcd, p, t.not(), fl.not()]);
+                            let unsure = self.b.and([pcd, p, t.negate(), fl.negate()]);
                             out.bad.push(unsure);
                             self.b.and2(p, t)
                         }
@@ -114,7 +114,7 @@ impl<'a> Ev<'a> {
             }
             ClauseDef::When { guard, .. } => {
                 let (t, f) = self.eval(guard).tf();
-                let unsure = self.b.and([pc, t.not(), f.not()]);
+                let unsure = self.b.and([pc, t.negate(), f.negate()]);
                 out.bad.push(unsure);
                 let next = self.b.and2(pc, t);
                 self.clauses(rule, i + 1, next, out);
@@ -123,7 +123,7 @@ impl<'a> Ev<'a> {
                 let (t, f) = self.eval(check).tf();
                 let pass = self.b.and2(pc, t);
                 let fire = self.b.and2(pc, f);
-                let unsure = self.b.and([pc, t.not(), f.not()]);
+                let unsure = self.b.and([pc, t.negate(), f.negate()]);
                 out.pass.push(pass);
                 out.fire.push(fire);
                 out.reach.push(pc);
@@ -195,7 +195,7 @@ impl<'a> Ev<'a> {
         let ge = self.b.count(xs);
         let mut alts = Vec::new();
         for k in 0..ge.len() - 1 {
-            let exactly = self.b.and([present, ge[k], ge[k + 1].not()]);
+            let exactly = self.b.and([present, ge[k], ge[k + 1].negate()]);
             alts.push((Atom::Int(k as i64), exactly));
         }
         scalar(self.b, alts, B::F)
@@ -208,17 +208,17 @@ impl<'a> Ev<'a> {
         let mut kept = Vec::new();
         for (j, (p, _)) in entries.iter().enumerate() {
             let Some(id) = &ids[j] else {
-                known.push(p.not());
+                known.push(p.negate());
                 kept.push(B::F);
                 continue;
             };
-            known.push(self.b.or2(p.not(), id.present));
+            known.push(self.b.or2(p.negate(), id.present));
             let mut parts = vec![*p];
             for (i, (q, _)) in entries[..j].iter().enumerate() {
                 if let Some(other) = &ids[i] {
                     let eq = same(self.b, id, other);
                     let dup = self.b.and2(*q, eq);
-                    parts.push(dup.not());
+                    parts.push(dup.negate());
                 }
             }
             kept.push(self.b.and(parts));
@@ -231,7 +231,7 @@ impl<'a> Ev<'a> {
         self.approximate.insert(what.to_string());
         let t = self.b.fresh_b();
         let f = self.b.fresh_b();
-        self.b.clause(&[t.not(), f.not()]);
+        self.b.clause(&[t.negate(), f.negate()]);
         Sym::truth(self.b, t, f)
     }
 
@@ -267,7 +267,7 @@ impl<'a> Ev<'a> {
                 alts.push((r, *l));
             }
         }
-        let missing = self.b.and2(x.present.not(), x.missing);
+        let missing = self.b.and2(x.present.negate(), x.missing);
         scalar(self.b, alts, missing)
     }
 
@@ -300,7 +300,7 @@ impl<'a> Ev<'a> {
                         let f = fields.get(*i).cloned().unwrap_or_else(Sym::unknown);
                         let present = self.b.and2(b.present, f.present);
                         let here = self.b.and2(b.present, f.missing);
-                        let above = self.b.and2(b.present.not(), b.missing);
+                        let above = self.b.and2(b.present.negate(), b.missing);
                         let missing = self.b.or2(here, above);
                         Sym { present, missing, kind: f.kind }
                     }
@@ -314,7 +314,9 @@ impl<'a> Ev<'a> {
                         let def = &self.policy.matrices[*m as usize];
                         let mut alts = Vec::new();
                         for (v, l) in variants {
-                            if let Some(a) = def.cells.get(*v as usize).and_then(|c| c.get(*i)).and_then(super::model::atom_of) {
+                            if let Some(a) =
+                                def.cells.get(*v as usize).and_then(|c| c.get(*i)).and_then(super::model::atom_of)
+                            {
                                 alts.push((a, *l));
                             }
                         }
@@ -343,14 +345,14 @@ impl<'a> Ev<'a> {
                     let eq = same(self.b, ek, &k);
                     let hit = self.b.and2(*p, eq);
                     let mut first = vec![hit];
-                    first.extend(earlier.iter().map(|x: &B| x.not()));
+                    first.extend(earlier.iter().map(|x: &B| x.negate()));
                     let first = self.b.and(first);
                     earlier.push(hit);
                     cases.push((first, v.clone()));
                 }
                 let found = self.b.or(earlier);
-                let here = self.b.and2(b.present, found.not());
-                let above = self.b.and2(b.present.not(), b.missing);
+                let here = self.b.and2(b.present, found.negate());
+                let above = self.b.and2(b.present.negate(), b.missing);
                 let otherwise = self.b.or2(here, above);
                 mux(self.b, &cases, otherwise)
             }
@@ -358,7 +360,7 @@ impl<'a> Ev<'a> {
                 let l = self.eval(list);
                 let i = self.eval(index);
                 let Kind::List { entries, dense } = &l.kind else {
-                    let missing = self.b.and2(l.present.not(), l.missing);
+                    let missing = self.b.and2(l.present.negate(), l.missing);
                     return Sym::absent(missing);
                 };
                 let pos = self.positions(entries, *dense);
@@ -371,8 +373,8 @@ impl<'a> Ev<'a> {
                     cases.push((hit, v.clone()));
                 }
                 let found = self.b.or(hits);
-                let here = self.b.and([l.present, i.present, found.not()]);
-                let above = self.b.and2(l.present.not(), l.missing);
+                let here = self.b.and([l.present, i.present, found.negate()]);
+                let above = self.b.and2(l.present.negate(), l.missing);
                 let otherwise = self.b.or2(here, above);
                 mux(self.b, &cases, otherwise)
             }
@@ -404,7 +406,7 @@ impl<'a> Ev<'a> {
                             return self.approx("equality of records or lists");
                         }
                         let eq = same(self.b, &x, &y);
-                        let ne = self.b.and([x.present, y.present, eq.not()]);
+                        let ne = self.b.and([x.present, y.present, eq.negate()]);
                         if *cmp == Cmp::Eq { Sym::truth(self.b, eq, ne) } else { Sym::truth(self.b, ne, eq) }
                     }
                     _ => {
@@ -431,13 +433,12 @@ impl<'a> Ev<'a> {
                     Kind::List { entries, .. } => entries.clone(),
                     Kind::Map(entries) => entries.iter().map(|(p, k, _)| (*p, k.clone())).collect(),
                     Kind::Domain(en) => {
-                        let t = self.b.or(
-                            v.alts()
-                                .iter()
-                                .filter(|(a, _)| matches!(a, Atom::Enum(f, _) if f == en))
-                                .map(|(_, l)| *l)
-                                .collect::<Vec<_>>(),
-                        );
+                        let t = self.b.or(v
+                            .alts()
+                            .iter()
+                            .filter(|(a, _)| matches!(a, Atom::Enum(f, _) if f == en))
+                            .map(|(_, l)| *l)
+                            .collect::<Vec<_>>());
                         return Sym::truth(self.b, t, B::F);
                     }
                     _ => return Sym::unknown(),
@@ -451,12 +452,12 @@ impl<'a> Ev<'a> {
                     let eq = same(self.b, item, &v);
                     hits.push(self.b.and2(*p, eq));
                     let both = self.b.and2(item.present, v.present);
-                    unsure.push(self.b.and2(*p, both.not()));
+                    unsure.push(self.b.and2(*p, both.negate()));
                 }
                 let hit = self.b.or(hits);
                 let t = self.b.and2(c.present, hit);
                 let unsure = self.b.or(unsure);
-                let f = self.b.and([c.present, v.present, hit.not(), unsure.not()]);
+                let f = self.b.and([c.present, v.present, hit.negate(), unsure.negate()]);
                 Sym::truth(self.b, t, f)
             }
             ExprKind::Coalesce(a, c) => {
@@ -466,7 +467,7 @@ impl<'a> Ev<'a> {
                 }
                 let y = self.eval(c);
                 let p = x.present;
-                mux(self.b, &[(p, x), (p.not(), y)], B::F)
+                mux(self.b, &[(p, x), (p.negate(), y)], B::F)
             }
             ExprKind::Concat(a, c) => {
                 let (x, y) = (self.eval(a), self.eval(c));
@@ -503,11 +504,11 @@ impl<'a> Ev<'a> {
             }
             ExprKind::Present(x) => {
                 let v = self.eval(x);
-                Sym::truth(self.b, v.present, v.present.not())
+                Sym::truth(self.b, v.present, v.present.negate())
             }
             ExprKind::Count(x) => {
                 let c = self.eval(x);
-                let missing = self.b.and2(c.present.not(), c.missing);
+                let missing = self.b.and2(c.present.negate(), c.missing);
                 match &c.kind {
                     Kind::List { entries, .. } => {
                         let (kept, known) = self.distinct(entries);
@@ -518,9 +519,7 @@ impl<'a> Ev<'a> {
                         let ps: Vec<B> = entries.iter().map(|(p, _, _)| *p).collect();
                         Sym { missing, ..self.int_of_count(&ps, c.present) }
                     }
-                    Kind::Domain(en) => {
-                        Sym::atom(Atom::Int(self.policy.enums[*en as usize].variants.len() as i64))
-                    }
+                    Kind::Domain(en) => Sym::atom(Atom::Int(self.policy.enums[*en as usize].variants.len() as i64)),
                     _ => Sym::absent(missing),
                 }
             }
@@ -534,7 +533,7 @@ impl<'a> Ev<'a> {
                     let k = self.eval(key);
                     let ok = matches!(k.kind, Kind::Scalar(_));
                     let k_present = if ok { k.present } else { B::F };
-                    known.push(self.b.or2(p.not(), k_present));
+                    known.push(self.b.or2(p.negate(), k_present));
                     for (a, l) in k.alts() {
                         let u = self.b.and2(p, *l);
                         used.entry(a.clone()).or_default().push(u);
@@ -556,9 +555,9 @@ impl<'a> Ev<'a> {
                     _ => return c,
                 };
                 let any = self.b.or(ps);
-                let t = self.b.and2(c.present, any.not());
+                let t = self.b.and2(c.present, any.negate());
                 let f = self.b.and2(c.present, any);
-                let missing = self.b.and2(c.present.not(), c.missing);
+                let missing = self.b.and2(c.present.negate(), c.missing);
                 Sym { missing, ..Sym::truth(self.b, t, f) }
             }
             ExprKind::Max(a, c) | ExprKind::Min(a, c) => {
@@ -581,7 +580,7 @@ impl<'a> Ev<'a> {
                 let Kind::List { entries, .. } = &c.kind else { return c };
                 let (kept, known) = self.distinct(entries);
                 let present = self.b.and2(c.present, known);
-                let missing = self.b.and2(c.present.not(), c.missing);
+                let missing = self.b.and2(c.present.negate(), c.missing);
                 let mut pairs = Vec::new();
                 for i in 0..entries.len() {
                     for j in i + 1..entries.len() {
@@ -598,7 +597,7 @@ impl<'a> Ev<'a> {
                 let Kind::List { entries, .. } = &c.kind else { return c };
                 let (kept, known) = self.distinct(entries);
                 let present = self.b.and2(c.present, known);
-                let missing = self.b.and2(c.present.not(), c.missing);
+                let missing = self.b.and2(c.present.negate(), c.missing);
                 let mut out = Vec::new();
                 for (k, (_, v)) in kept.iter().zip(entries) {
                     let p = self.b.and2(present, *k);
@@ -610,7 +609,7 @@ impl<'a> Ev<'a> {
                 let c = self.eval(x);
                 let Kind::List { entries, .. } = &c.kind else { return c };
                 let ps: Vec<B> = entries.iter().map(|(p, _)| *p).collect();
-                let missing = self.b.and2(c.present.not(), c.missing);
+                let missing = self.b.and2(c.present.negate(), c.missing);
                 Sym { missing, ..self.int_of_count(&ps, c.present) }
             }
             ExprKind::Split(s, sep) => {
@@ -624,7 +623,9 @@ impl<'a> Ev<'a> {
                 let parts: Vec<(Vec<&str>, B)> = v
                     .alts()
                     .iter()
-                    .filter_map(|(a, l)| if let Atom::Str(s) = a { Some((s.split(sep.as_str()).collect(), *l)) } else { None })
+                    .filter_map(
+                        |(a, l)| if let Atom::Str(s) = a { Some((s.split(sep.as_str()).collect(), *l)) } else { None },
+                    )
                     .collect();
                 let n = parts.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
                 let mut entries = Vec::new();
@@ -641,7 +642,7 @@ impl<'a> Ev<'a> {
                     entries.push((p, scalar(self.b, alts, B::F)));
                 }
                 let present = self.b.or(parts.iter().map(|(_, l)| *l).collect::<Vec<_>>());
-                let missing = self.b.and2(v.present.not(), v.missing);
+                let missing = self.b.and2(v.present.negate(), v.missing);
                 Sym { present, missing, kind: Kind::List { entries, dense: true } }
             }
             ExprKind::TrimSuffix(s, suffix) => {
@@ -650,7 +651,9 @@ impl<'a> Ev<'a> {
                 let Some(suffix) = self.constant_str(&p) else {
                     return self.approx("`trim_suffix` by a computed suffix");
                 };
-                self.per_string(&v, "trim_suffix", |s| Some(Atom::Str(s.strip_suffix(suffix.as_str()).unwrap_or(s).into())))
+                self.per_string(&v, "trim_suffix", |s| {
+                    Some(Atom::Str(s.strip_suffix(suffix.as_str()).unwrap_or(s).into()))
+                })
             }
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
@@ -692,7 +695,7 @@ impl<'a> Ev<'a> {
             }
             ExprKind::Quant { every, pattern, domain, body } => {
                 let d = self.eval(domain);
-                let missing = self.b.and2(d.present.not(), d.missing);
+                let missing = self.b.and2(d.present.negate(), d.missing);
                 let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
                 let mut ts = Vec::new();
                 let mut fs = Vec::new();
@@ -700,25 +703,21 @@ impl<'a> Ev<'a> {
                     self.bind(pattern, values);
                     let (t, f) = self.eval(body).tf();
                     if *every {
-                        ts.push(self.b.or2(p.not(), t));
+                        ts.push(self.b.or2(p.negate(), t));
                         fs.push(self.b.and2(p, f));
                     } else {
                         ts.push(self.b.and2(p, t));
-                        fs.push(self.b.or2(p.not(), f));
+                        fs.push(self.b.or2(p.negate(), f));
                     }
                 }
-                let (t, f) = if *every {
-                    (self.b.and(ts), self.b.or(fs))
-                } else {
-                    (self.b.or(ts), self.b.and(fs))
-                };
+                let (t, f) = if *every { (self.b.and(ts), self.b.or(fs)) } else { (self.b.or(ts), self.b.and(fs)) };
                 let t = self.b.and2(d.present, t);
                 let f = self.b.and2(d.present, f);
                 Sym { missing, ..Sym::truth(self.b, t, f) }
             }
             ExprKind::Comprehension { value, pattern, domain, filter } => {
                 let d = self.eval(domain);
-                let missing = self.b.and2(d.present.not(), d.missing);
+                let missing = self.b.and2(d.present.negate(), d.missing);
                 let dense = filter.is_none() && matches!(d.kind, Kind::List { dense: true, .. });
                 let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
                 let mut unsure = Vec::new();
@@ -728,7 +727,7 @@ impl<'a> Ev<'a> {
                     let keep = match filter {
                         Some(f) => {
                             let (t, fl) = self.eval(f).tf();
-                            unsure.push(self.b.and([p, t.not(), fl.not()]));
+                            unsure.push(self.b.and([p, t.negate(), fl.negate()]));
                             self.b.and2(p, t)
                         }
                         None => p,
@@ -737,7 +736,7 @@ impl<'a> Ev<'a> {
                     raw.push((keep, v));
                 }
                 let unsure = self.b.or(unsure);
-                let present = self.b.and2(d.present, unsure.not());
+                let present = self.b.and2(d.present, unsure.negate());
                 let mut entries = Vec::new();
                 for (k, v) in raw {
                     entries.push((self.b.and2(present, k), v));
