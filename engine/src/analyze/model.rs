@@ -31,7 +31,7 @@ pub struct Bounds {
 
 impl Default for Bounds {
     fn default() -> Self {
-        Bounds { list: 4, inner_list: 3, map: 2, fresh: 4 }
+        Bounds { list: 4, inner_list: 2, map: 2, fresh: 4 }
     }
 }
 
@@ -106,6 +106,8 @@ struct Mk<'a> {
     flow: &'a Flow,
     bounds: Bounds,
     keys: Vec<(EnumId, u32)>,
+    /// How many lists the value being built is inside.
+    in_list: usize,
     checks: Vec<SchemaCheck>,
     types: Vec<TypeGate>,
     atoms: Vec<Lit>,
@@ -124,6 +126,7 @@ pub fn build(b: &mut Builder, policy: &Policy, flow: &Flow, bounds: Bounds) -> M
         flow,
         bounds,
         keys: Vec::new(),
+        in_list: 0,
         checks: Vec::new(),
         types: Vec::new(),
         atoms: Vec::new(),
@@ -355,11 +358,12 @@ impl Mk<'_> {
             Ty::List(t) => {
                 let n = if narrow {
                     0
-                } else if depth == 0 {
+                } else if depth == 0 && self.in_list == 0 {
                     self.bounds.list
                 } else {
                     self.bounds.inner_list
                 };
+                self.in_list += 1;
                 let mut nodes = Vec::new();
                 let mut entries = Vec::new();
                 let mut prev = present;
@@ -370,6 +374,7 @@ impl Mk<'_> {
                     entries.push((p, sym));
                     prev = p;
                 }
+                self.in_list -= 1;
                 if let Some(u) = &f.unique {
                     let c = self.check(&u.rule, u.loc, CheckKind::Unique, &f.name);
                     let before = self.checks[c].fires.len();

@@ -399,9 +399,22 @@ impl Search<'_> {
     /// as the cores allow (a witness without clutter). Keeps a model.
     fn smallest(&mut self, hard: &[B]) {
         let mut off: Vec<B> = self.model.atoms.iter().filter(|a| self.b.value(B::L(**a))).map(|a| B::L(!*a)).collect();
-        if self.relax(hard, &mut off).is_err() {
-            let _ = self.b.solve(hard);
+        // A few rounds: each drops the atoms a core says must stay.
+        for _ in 0..64 {
+            let mut all = hard.to_vec();
+            all.extend(off.iter().copied());
+            match self.b.solve(&all) {
+                Answer::Sat => return,
+                Answer::Unsat(core) => {
+                    let before = off.len();
+                    off.retain(|x| !matches!(x, B::L(l) if core.contains(l)));
+                    if off.len() == before {
+                        break;
+                    }
+                }
+            }
         }
+        let _ = self.b.solve(hard);
     }
 
     /// A minimal subset of the gates in `core` that is unsatisfiable with
@@ -493,6 +506,9 @@ impl Search<'_> {
             report.status = if approximate { Status::NotShown(members) } else { Status::Dead(members) };
             return report;
         }
+        let mut kept = hard.clone();
+        kept.extend(soft);
+        self.smallest(&kept);
         report.fires_with = self
             .units
             .iter()
