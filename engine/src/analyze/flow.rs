@@ -366,7 +366,7 @@ impl Cx<'_> {
                 Abs::List(e) => Abs::Pairs(e),
                 _ => Abs::Other,
             },
-            ExprKind::Distinct(x) | ExprKind::Lower(x) => self.eval(x),
+            ExprKind::Distinct(x) | ExprKind::Lower(x) | ExprKind::Trim(x) => self.eval(x),
             ExprKind::TrimSuffix(x, s) => {
                 self.eval(s);
                 self.eval(x)

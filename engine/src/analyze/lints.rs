@@ -86,7 +86,7 @@ impl Cx<'_> {
             },
             ExprKind::Distinct(x) | ExprKind::Coalesce(x, _) | ExprKind::Concat(x, _) => self.ty(x),
             ExprKind::Split(x, _) => T::List(Box::new(self.ty(x))),
-            ExprKind::Lower(_) | ExprKind::TrimSuffix(..) => T::Str(None),
+            ExprKind::Lower(_) | ExprKind::TrimSuffix(..) | ExprKind::Trim(_) => T::Str(None),
             ExprKind::Let { slot, value, body } => {
                 let v = self.ty(value);
                 self.set(*slot, v);
@@ -154,6 +154,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | Distinct(a)
         | Entries(a)
         | Lower(a)
+        | Trim(a)
         | ParseInt(a)
         | Timestamp(a)
         | Matches(a, _)
@@ -318,7 +319,7 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
     let mut normalised: BTreeMap<(RecordId, usize), String> = BTreeMap::new();
     for rule in &policy.rules {
         each_expr(policy, rule, &mut |cx, e| {
-            if let ExprKind::Lower(x) | ExprKind::TrimSuffix(x, _) = &e.kind {
+            if let ExprKind::Lower(x) | ExprKind::TrimSuffix(x, _) | ExprKind::Trim(x) = &e.kind {
                 let x = resolve(cx, x);
                 if let T::Str(Some(site)) = cx.ty(&x) {
                     normalised.entry(site).or_insert_with(|| rule.id.clone());

@@ -56,16 +56,8 @@ impl<'a> Ev<'a> {
         self.env = vec![Sym::unknown(); rule.slots as usize];
         let mut out = Outs::default();
         if let Some(&judged) = rule.reads.first() {
-            let here = self.docs[judged as usize].present;
-            let mut all = vec![here];
-            // Every other kind the rule reads must be there to judge this one.
-            for k in rule.reads.iter().skip(1) {
-                let p = self.docs[*k as usize].present;
-                let lacking = self.b.and2(here, p.negate());
-                out.bad.push(lacking);
-                all.push(p);
-            }
-            let pc = self.b.and(all);
+            // Another kind the rule reads and the deployment lacks is missing evidence (see `Doc`).
+            let pc = self.docs[judged as usize].present;
             self.clauses(rule, 0, pc, &mut out);
         }
         out.bad.extend(out.fire.iter().copied());
@@ -283,8 +275,9 @@ impl<'a> Ev<'a> {
             ExprKind::Lit(v) => Sym::of_val(v),
             ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Sym::unknown),
             ExprKind::Doc(k) => {
+                // Judged without that document: what the rule needs of it is missing.
                 let d = &self.docs[*k as usize];
-                Sym { present: d.present, missing: B::F, kind: d.sym.kind.clone() }
+                Sym { present: d.present, missing: d.present.negate(), kind: d.sym.kind.clone() }
             }
             ExprKind::Docs(k) => {
                 let d = &self.docs[*k as usize];
@@ -658,6 +651,10 @@ impl<'a> Ev<'a> {
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
                 self.per_string(&v, "lower", |s| Some(Atom::Str(s.to_lowercase().into())))
+            }
+            ExprKind::Trim(x) => {
+                let v = self.eval(x);
+                self.per_string(&v, "trim", |s| Some(Atom::Str(s.trim().into())))
             }
             ExprKind::ParseInt(x) => {
                 let v = self.eval(x);
