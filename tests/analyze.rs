@@ -39,7 +39,7 @@ fn the_conflict_in_json_has_both_members_with_their_spans() {
         named,
         [
             ("topology.pairwise_distinct", "tests/analyze/conflict/policy.grail:28:6"),
-            ("topology.deterministic_relation", "tests/analyze/conflict/policy.grail:35:6"),
+            ("topology.deterministic_relation", "tests/analyze/conflict/policy.grail:36:6"),
         ]
     );
     assert_eq!(v["verdict"], "fail");
