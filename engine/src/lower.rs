@@ -969,6 +969,16 @@ pub fn rule_matches(pattern: &str, id: &str) -> bool {
     }
 }
 
+/// The most function calls one rule may expand to. A function is expanded at
+/// each call, so a function that calls another twice, which calls another
+/// twice, ... doubles the rule at each level; this bounds the work and the
+/// size of the lowered rule.
+pub const MAX_EXPANSIONS: usize = 4096;
+
+/// The most function calls that may be open inside each other while expanding
+/// a rule (the lowered expression's depth grows with each).
+pub const MAX_EXPANSION_DEPTH: usize = 32;
+
 /// Lowers one rule, expanding the functions it calls.
 struct RuleLowerer<'a> {
     lw: &'a mut Lowerer,
@@ -981,6 +991,8 @@ struct RuleLowerer<'a> {
     after: Vec<String>,
     /// Functions being expanded, innermost last.
     expanding: Vec<String>,
+    /// Function calls expanded so far in this rule.
+    expansions: usize,
     /// Quantifier variables of the rule's own `require`, for its message.
     witnesses: Vec<(String, Slot, Ty)>,
     record_witnesses: bool,
@@ -997,6 +1009,7 @@ impl<'a> RuleLowerer<'a> {
             reads: Vec::new(),
             after: Vec::new(),
             expanding: Vec::new(),
+            expansions: 0,
             witnesses: Vec::new(),
             record_witnesses: false,
         }
@@ -1811,6 +1824,19 @@ impl<'a> RuleLowerer<'a> {
         if self.expanding.contains(&f.name.text) {
             self.lw.error("recursion", loc, format!("function `{}` calls itself", f.name.text)).help =
                 Some("grail is total: functions may not recurse, directly or through others".into());
+            return unknown;
+        }
+        self.expansions += 1;
+        if self.expansions > MAX_EXPANSIONS || self.expanding.len() >= MAX_EXPANSION_DEPTH {
+            let d = self.lw.error(
+                "expansion-limit",
+                loc,
+                format!(
+                    "calling `{}` here expands this rule past {} function calls or {} nested calls",
+                    f.name.text, MAX_EXPANSIONS, MAX_EXPANSION_DEPTH
+                ),
+            );
+            d.help = Some("functions are expanded where they are called; call fewer functions inside functions".into());
             return unknown;
         }
         if args.len() != f.params.len() {

@@ -116,13 +116,80 @@ fn stray_text(source: &str, offset: usize) -> Option<Span> {
     None
 }
 
+/// The deepest an item's syntax may nest: each expression node, clause and
+/// declaration is one level, and each operator of an expression one more.
+/// The builder, the lowering and every later walk recurse over the tree, so
+/// this bounds their stack; real items stay far below it (the shipped
+/// library's deepest is under 40).
+pub const MAX_NESTING: usize = 256;
+
+/// The most steps pest may take on one item. PEG parsing backtracks: an
+/// unclosed bracket deep in an expression can make it retry every
+/// alternative at every level, which is exponential. The shipped library's
+/// largest item takes a few thousand steps.
+pub const MAX_PARSE_STEPS: usize = 2_000_000;
+
 fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
+    pest::set_call_limit(std::num::NonZeroUsize::new(MAX_PARSE_STEPS));
     let mut pairs = GrailParser::parse(Rule::file_item, source).map_err(|e| to_error(e, source, offset))?;
     let b = Builder { offset };
     let pair = pairs
         .next()
         .ok_or_else(|| ParseError { message: "expected an item".into(), span: Span::new(offset, offset) })?;
+    check_nesting(&pair, offset)?;
     Ok(b.item(pair))
+}
+
+/// Refuses an item nested deeper than [`MAX_NESTING`], before the recursive
+/// builder sees it. Walks pest's flat pre-order list of pairs with a stack of
+/// open ends, so the walk itself does not recurse.
+fn check_nesting(item: &Pair<'_, Rule>, offset: usize) -> Result<(), ParseError> {
+    let is_operator = |r: Rule| {
+        matches!(
+            r,
+            Rule::not_op
+                | Rule::field_access
+                | Rule::index
+                | Rule::coalesce
+                | Rule::or_op
+                | Rule::and_op
+                | Rule::eq
+                | Rule::ne
+                | Rule::le
+                | Rule::ge
+                | Rule::lt
+                | Rule::gt
+                | Rule::not_in
+                | Rule::in_op
+                | Rule::tighter
+                | Rule::looser
+                | Rule::concat
+                | Rule::add
+                | Rule::sub
+        )
+    };
+    // (end of the pair, nesting inside it)
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for pair in item.clone().into_inner().flatten() {
+        let span = pair.as_span();
+        while open.last().is_some_and(|(end, _)| *end <= span.start()) {
+            open.pop();
+        }
+        let mut depth = open.last().map_or(1, |(_, d)| *d) + 1;
+        if pair.as_rule() == Rule::expr {
+            depth += pair.clone().into_inner().filter(|p| is_operator(p.as_rule())).count();
+        }
+        if depth > MAX_NESTING {
+            let at = offset + span.start();
+            let width = span.as_str().chars().next().map_or(0, char::len_utf8);
+            return Err(ParseError {
+                message: format!("this item nests deeper than {MAX_NESTING} levels"),
+                span: Span::new(at, at + width),
+            });
+        }
+        open.push((span.end(), depth));
+    }
+    Ok(())
 }
 
 fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> ParseError {
@@ -148,6 +215,12 @@ fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> Par
                     format!("expected {} or {}", wanted.join(", "), last)
                 }
             }
+        }
+        ErrorVariant::CustomError { message } if message.contains("call limit") => {
+            format!("this item takes more than {MAX_PARSE_STEPS} steps to parse; look for an unclosed bracket")
+        }
+        ErrorVariant::CustomError { message } if message.contains("stack limit") => {
+            format!("this item nests deeper than {MAX_NESTING} levels")
         }
         ErrorVariant::CustomError { message } => message.clone(),
     };

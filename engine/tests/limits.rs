@@ -1,0 +1,96 @@
+//! The engine's limits on hostile input, each with an input just under it
+//! (accepted) and one just over it (a located error, never a crash).
+
+use grail_engine::document::{Format, Limits, NodeKind, load};
+use grail_engine::lower::{MAX_EXPANSION_DEPTH, MAX_EXPANSIONS};
+
+fn codes(policy: &str) -> Vec<(&'static str, String)> {
+    let parsed = grail_lang::parse(policy);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let lowered = grail_engine::lower::lower(&[&parsed.file]);
+    lowered.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect()
+}
+
+const DOC: &str = "enum K { a }\ndocument D as d where kind absent {\n  on syntax rule s.syntax\n  on duplicate_key rule s.dup\n  on unknown_key rule s.unknown\n  on type rule s.type\n  n?: int\n}\n";
+
+/// `f0(x) = d.n`, `f{i}(x) = f{i-1}(f{i-1}(x))`: calling `f{k}` expands 2^(k+1) - 1 calls.
+fn doubling(k: usize) -> String {
+    let mut text = String::from(DOC);
+    text.push_str("fn f0(x) = d.n\n");
+    for i in 1..=k {
+        text.push_str(&format!("fn f{i}(x) = f{}(x) + f{}(x)\n", i - 1, i - 1));
+    }
+    text.push_str(&format!("rule r.r\n  require f{k}(1) > 0 else fail \"m\"\n"));
+    text
+}
+
+#[test]
+fn function_expansion_just_under_the_cap_compiles_and_just_over_is_refused() {
+    // 2^12 - 1 = 4095 expansions: under; 2^13 - 1: over.
+    assert_eq!((1usize << 12) - 1, MAX_EXPANSIONS - 1);
+    assert_eq!(codes(&doubling(11)), vec![]);
+    let over = codes(&doubling(12));
+    assert_eq!(over.len(), 1, "{over:?}");
+    assert_eq!(over[0].0, "expansion-limit");
+    // Far over returns quickly too (2^40 calls if nothing stopped it).
+    assert_eq!(codes(&doubling(40))[0].0, "expansion-limit");
+}
+
+/// `g0(x) = d.n`, `g{i}(x) = g{i-1}(x)`: calling `g{k}` nests k + 1 calls.
+fn chain(k: usize) -> String {
+    let mut text = String::from(DOC);
+    text.push_str("fn g0(x) = d.n\n");
+    for i in 1..=k {
+        text.push_str(&format!("fn g{i}(x) = g{}(x)\n", i - 1));
+    }
+    text.push_str(&format!("rule r.r\n  require g{k}(1) > 0 else fail \"m\"\n"));
+    text
+}
+
+#[test]
+fn nested_calls_just_under_the_depth_cap_compile_and_just_over_are_refused() {
+    assert_eq!(codes(&chain(MAX_EXPANSION_DEPTH - 1)), vec![]);
+    let over = codes(&chain(MAX_EXPANSION_DEPTH));
+    assert_eq!(over.len(), 1, "{over:?}");
+    assert_eq!(over[0].0, "expansion-limit");
+}
+
+fn yaml(text: &str) -> Result<grail_engine::document::Node, grail_engine::document::SyntaxError> {
+    load(text, Format::Yaml, &Limits::default())
+}
+
+#[test]
+fn yaml_alias_expansion_just_under_the_cap_loads_and_just_over_is_refused() {
+    // The anchored list is 100 nodes (itself and 99 items); 100 aliases expand 10_000.
+    let cap = Limits::default().max_alias_expansions;
+    assert_eq!(cap, 10_000);
+    let anchored: Vec<String> = (0..99).map(|i| i.to_string()).collect();
+    let doc = |aliases: usize| format!("a: &a [{}]\nb: [{}]\n", anchored.join(", "), vec!["*a"; aliases].join(", "));
+    let under = yaml(&doc(100)).expect("10_000 expanded nodes are accepted");
+    let NodeKind::Map(entries) = under.kind else { panic!("a map") };
+    assert!(matches!(&entries[1].value.kind, NodeKind::List(items) if items.len() == 100));
+    let over = yaml(&doc(101)).expect_err("10_100 expanded nodes are refused");
+    assert_eq!(over.message, "YAML alias expansion exceeds 10000 nodes");
+    let text = doc(101);
+    assert_eq!(&text[over.span.start..over.span.end], "*a");
+}
+
+#[test]
+fn nesting_just_under_the_depth_cap_loads_and_just_over_is_refused() {
+    let depth = Limits::default().max_depth;
+    assert_eq!(depth, 128);
+    for format in [Format::Json, Format::Yaml] {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        load(&nested(depth), format, &Limits::default()).expect("128 levels load");
+        let e = load(&nested(depth + 1), format, &Limits::default()).expect_err("129 levels are refused");
+        assert_eq!(e.message, "nesting deeper than 128 levels");
+        assert_eq!(e.span.start, 128);
+        // Block mappings count the same way.
+        let block = |n: usize| (0..n).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(n) + "v";
+        if format == Format::Yaml {
+            load(&block(depth), format, &Limits::default()).expect("128 levels of keys load");
+            let e = load(&block(depth + 1), format, &Limits::default()).expect_err("129 levels are refused");
+            assert_eq!(e.message, "nesting deeper than 128 levels");
+        }
+    }
+}
