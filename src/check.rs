@@ -7,7 +7,7 @@ use grail_engine::db::check_deployment;
 use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
 use crate::documents::{attachments, read_document};
-use crate::{CheckArgs, Fatal, Format, policy, render};
+use crate::{CheckArgs, Fatal, Format, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
@@ -16,17 +16,18 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
 
     let mut docs = Vec::new();
     for path in &args.files {
-        docs.push(read_document(&db, path)?);
+        docs.push(read_document(&db, path, args.max_document_size)?);
     }
 
     let mut context = Vec::new();
     for path in &args.binding {
-        context.push(read_document(&db, path)?);
+        context.push(read_document(&db, path, args.max_document_size)?);
     }
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
+    let mut sarif_runs = Vec::new();
     for group in groups {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
@@ -46,7 +47,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                     format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
                 }
             }
+            Format::Sarif => {
+                // One log for the whole command: a run per deployment.
+                sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
+                continue;
+            }
         };
+        if stdout.write_all(text.as_bytes()).is_err() {
+            return Err(Fatal("cannot write to standard output".into()));
+        }
+    }
+    if args.format == Format::Sarif {
+        let log = sarif::log(&db, sarif::Policy { set, shipped: args.policy.is_none() }, &sarif_runs);
+        let text = format!("{}\n", serde_json::to_string_pretty(&log).unwrap_or_default());
         if stdout.write_all(text.as_bytes()).is_err() {
             return Err(Fatal("cannot write to standard output".into()));
         }

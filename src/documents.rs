@@ -1,18 +1,34 @@
 //! Reading the documents a command names, and the files their `ref` fields name.
 
+use std::io::Read as _;
+
 use camino::Utf8Path;
 use grail_engine::db::{AttachedFile, document_references};
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::Fatal;
 
-/// Reads a document named on the command line; one that cannot be read stops the command.
-pub fn read_document(db: &Database, path: &Utf8Path) -> Result<SourceText, Fatal> {
+/// The default of `--max-document-size` (and the size commands without the
+/// flag read up to): 16 MiB.
+pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
+
+/// Reads a document named on the command line, at most `limit` bytes of it:
+/// a larger file (or an endless stream such as `/dev/zero`) becomes a
+/// document that is too large, which the check reports as a finding.
+/// Symbolic links are followed, as by any reader. One that cannot be read
+/// stops the command.
+pub fn read_document(db: &Database, path: &Utf8Path, limit: u64) -> Result<SourceText, Fatal> {
     if path.is_dir() {
         return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))?;
+    let cannot = |e: std::io::Error| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string())));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > limit {
+        return Ok(SourceText::too_large(db, path.to_string(), limit, size.filter(|s| *s > limit)));
+    }
     Ok(SourceText::from_bytes(db, path.to_string(), bytes))
 }
 

@@ -12,7 +12,7 @@ use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{attachments, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_document};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -29,7 +29,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     }
     let mut documents = Vec::new();
     for path in args.files.iter().chain(&args.binding) {
-        documents.push(read_document(&db, path)?);
+        documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
     }
     let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
     let attached = attachments(&db, set, &documents);

@@ -17,6 +17,7 @@ mod explain;
 mod fmt;
 mod policy;
 mod render;
+mod sarif;
 mod test;
 
 /// grail states and checks the guardrails of autonomous software delivery.
@@ -242,7 +243,8 @@ struct TestArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one `.grail` file) to use instead of
+    /// the shipped library.
     #[arg(long, value_name = "DIR")]
     policy: Option<Utf8PathBuf>,
     /// How to print the report.
@@ -262,6 +264,11 @@ struct CheckArgs {
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,
+    /// The most of one document that is read, in bytes or with a unit
+    /// (`KiB`, `MiB`, `GiB`); a larger document is a finding of the syntax
+    /// rule, not read.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
+    max_document_size: u64,
     /// The documents to check: bindings and histories (JSON or YAML), work items (Markdown).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
@@ -273,6 +280,24 @@ enum Format {
     Human,
     /// One JSON object (see DESIGN.md), for programs.
     Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
+/// `65536`, `64KiB`, `16MiB`, `1GiB` (also `K`, `M`, `G`, `KB`...: always powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(format!("`{text}` is not a size; write bytes, or a number with `KiB`, `MiB` or `GiB`")),
+    };
+    let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a size; write a number such as `16MiB`"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large a size"))
 }
 
 /// The command could not run: printed as an error, exit status 2.

@@ -1,13 +1,18 @@
 //! Which policy a command uses: the shipped library, or a folder of `.grail` files.
 
-use camino::Utf8Path;
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{Compiled, compile_policy};
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::Fatal;
+use crate::documents::lower_first;
 use crate::render;
 
-/// Puts the policy's files into the database.
+/// Puts the policy's files into the database: the shipped library, every
+/// `.grail` file under a folder, or one `.grail` file.
 pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
     let files = match dir {
         None => grail_engine::shipped::FILES
@@ -16,14 +21,19 @@ pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
             .collect(),
         Some(dir) => {
             let mut paths = Vec::new();
-            collect(dir, &mut paths)?;
+            if dir.is_file() {
+                paths.push(dir.to_owned());
+            } else {
+                collect(dir, &mut paths, &mut HashSet::new())?;
+            }
             if paths.is_empty() {
                 return Err(Fatal(format!("`{dir}` holds no `.grail` file")));
             }
             paths.sort();
             let mut files = Vec::new();
             for p in paths {
-                let text = std::fs::read_to_string(&p).map_err(|e| Fatal(format!("cannot read `{p}`: {e}")))?;
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| Fatal(format!("cannot read `{p}`: {}", lower_first(&e.to_string()))))?;
                 files.push(SourceText::new(db, p.to_string(), text, None));
             }
             files
@@ -32,13 +42,19 @@ pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
     Ok(PolicySet::new(db, files))
 }
 
-fn collect(dir: &Utf8Path, out: &mut Vec<camino::Utf8PathBuf>) -> Result<(), Fatal> {
-    let entries = dir.read_dir_utf8().map_err(|e| Fatal(format!("cannot read policy folder `{dir}`: {e}")))?;
+/// Every `.grail` file under `dir`. A folder reached twice (a symbolic link
+/// back up the tree) is read once: a loop of links ends.
+fn collect(dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), Fatal> {
+    let cannot = |e: std::io::Error| Fatal(format!("cannot read policy folder `{dir}`: {}", lower_first(&e.to_string())));
+    if !seen.insert(dir.as_std_path().canonicalize().map_err(cannot)?) {
+        return Ok(());
+    }
+    let entries = dir.read_dir_utf8().map_err(cannot)?;
     for entry in entries {
-        let entry = entry.map_err(|e| Fatal(format!("cannot read policy folder `{dir}`: {e}")))?;
+        let entry = entry.map_err(cannot)?;
         let path = entry.path();
         if path.is_dir() {
-            collect(path, out)?;
+            collect(path, out, seen)?;
         } else if path.extension() == Some("grail") {
             out.push(path.to_owned());
         }

@@ -21,25 +21,59 @@ pub struct SourceText {
     pub path: String,
     #[returns(ref)]
     pub text: String,
-    /// Where the file stopped being UTF-8 (`text` then holds a lossy decoding
-    /// and is not read as a document).
+    /// Why the file's bytes are not its text (`text` then holds what could be
+    /// decoded, and is not read as a document).
     #[returns(copy)]
-    pub decode_error: Option<usize>,
+    pub read_error: Option<ReadError>,
+}
+
+/// Why the bytes of a file could not be taken as its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReadError {
+    /// Not UTF-8 from this byte on.
+    InvalidUtf8 { at: usize },
+    /// UTF-16, by its byte order mark.
+    Utf16,
+    /// Larger than the most the caller reads: `limit` bytes; `size` when known.
+    TooLarge { limit: u64, size: Option<u64> },
 }
 
 impl SourceText {
     /// A source from the bytes of a file: decoded, or lossily decoded with the
     /// offset of the first byte that is not UTF-8.
     pub fn from_bytes(db: &dyn salsa::Database, path: String, bytes: Vec<u8>) -> SourceText {
+        if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+            return SourceText::new(db, path, String::new(), Some(ReadError::Utf16));
+        }
         match String::from_utf8(bytes) {
             Ok(text) => SourceText::new(db, path, text, None),
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                SourceText::new(db, path, text, Some(at))
+                SourceText::new(db, path, text, Some(ReadError::InvalidUtf8 { at }))
             }
         }
     }
+
+    /// A file the caller refused to read whole: it holds more than `limit`
+    /// bytes (`size`, when the caller knows it).
+    pub fn too_large(db: &dyn salsa::Database, path: String, limit: u64, size: Option<u64>) -> SourceText {
+        SourceText::new(db, path, String::new(), Some(ReadError::TooLarge { limit, size }))
+    }
+}
+
+/// `16 MiB`, `1 KiB`, `100 bytes`: a byte count as a person would write it.
+pub fn show_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{} {name}", bytes / unit);
+        }
+    }
+    if bytes >= 1 << 20 {
+        return format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64);
+    }
+    format!("{bytes} byte{}", if bytes == 1 { "" } else { "s" })
 }
 
 /// The files of one policy; file `i` is `Loc { file: i, .. }` in diagnostics.
@@ -121,11 +155,33 @@ pub fn document_format(path: &str, text: &str) -> Format {
 #[salsa::tracked(returns(ref))]
 pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, SyntaxError> {
     let text = doc.text(db);
-    if let Some(at) = doc.decode_error(db) {
-        return Err(SyntaxError {
-            message: format!("the document is not valid UTF-8: byte {at} starts an invalid sequence"),
-            span: grail_lang::ast::Span::new(at, at + 1),
-        });
+    let at_start = grail_lang::ast::Span::new(0, 0);
+    match doc.read_error(db) {
+        None => {}
+        Some(ReadError::InvalidUtf8 { at }) => {
+            // The span covers the replacement character that stands for the bad bytes.
+            let width = text.get(at..).and_then(|rest| rest.chars().next()).map_or(0, char::len_utf8);
+            return Err(SyntaxError {
+                message: format!("the document is not valid UTF-8: byte {at} starts an invalid sequence"),
+                span: grail_lang::ast::Span::new(at, at + width),
+            });
+        }
+        Some(ReadError::Utf16) => {
+            return Err(SyntaxError {
+                message: "the document is UTF-16 (it starts with a UTF-16 byte order mark); grail reads UTF-8".into(),
+                span: at_start,
+            });
+        }
+        Some(ReadError::TooLarge { limit, size }) => {
+            let size = match size {
+                Some(size) => format!("{} ({size} bytes)", show_size(size)),
+                None => format!("more than {}", show_size(limit)),
+            };
+            return Err(SyntaxError {
+                message: format!("the document is {size}, over the {} limit on what is read", show_size(limit)),
+                span: at_start,
+            });
+        }
     }
     document::load(text, document_format(doc.path(db), text), &Limits::default())
 }
@@ -133,7 +189,7 @@ pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, 
 fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db> {
     let path = doc.path(db);
     let loaded =
-        if check::is_markdown(path) && doc.decode_error(db).is_none() { None } else { Some(load_document(db, doc)) };
+        if check::is_markdown(path) && doc.read_error(db).is_none() { None } else { Some(load_document(db, doc)) };
     check::Input { path, text: doc.text(db), loaded }
 }
 

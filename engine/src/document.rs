@@ -254,6 +254,7 @@ fn json_error(body: &str, e: &ParseError) -> SyntaxError {
         }
         ParseErrorKind::NestingDepthExceeded => "nesting deeper than the JSON parser allows".to_string(),
         ParseErrorKind::MultipleRootJsonValues => "unexpected content after the JSON value".to_string(),
+        ParseErrorKind::ExpectedColonAfterObjectKey => "expected `:` after the key".to_string(),
         other => restyle(&other.to_string()),
     };
     error(message, span)
@@ -465,7 +466,11 @@ impl YamlBuilder<'_> {
             let span = Span { start: at, end: at + len };
             return error(format!("unknown YAML alias `{}`", quote(self.source(span))), span);
         }
-        error(restyle(e.info()), span)
+        if e.info() == "invalid character in stream" {
+            let c = self.text.get(at..).and_then(|rest| rest.chars().next()).unwrap_or('\0');
+            return error(format!("character `U+{:04X}` is not allowed in YAML", u32::from(c)), span);
+        }
+        error(yaml_message(e.info()), span)
     }
 
     fn source(&self, span: Span) -> &str {
@@ -721,6 +726,36 @@ impl YamlBuilder<'_> {
             },
         }
         Ok(None)
+    }
+}
+
+/// The YAML scanner's messages that people meet most, said in terms of what
+/// to do; the others restyled.
+fn yaml_message(info: &str) -> String {
+    match info {
+        "while parsing a block mapping, did not find expected key" => {
+            "expected a key here: a line of a mapping must line up with the keys above it".into()
+        }
+        "mapping values are not allowed in this context" => {
+            "unexpected `:`: a mapping cannot start here; quote the value, or put the key on a line of its own".into()
+        }
+        "block sequence entries are not allowed in this context" => {
+            "unexpected `-`: a list cannot start here; put it on a line of its own, under its key".into()
+        }
+        "while parsing a block collection, did not find expected '-' indicator" => {
+            "expected `-` here: the entries of a list must line up".into()
+        }
+        "while parsing a flow mapping, did not find expected ',' or '}'" => {
+            "expected `,` or `}` in this `{...}` mapping; is a `}` missing?".into()
+        }
+        "while parsing a flow sequence, expected ',' or ']'" => {
+            "expected `,` or `]` in this `[...]` list; is a `]` missing?".into()
+        }
+        "tabs disallowed within this context (block indentation)" => {
+            "a tab in the indentation: YAML indents with spaces only".into()
+        }
+        "while parsing a node, did not find expected node content" => "expected a value here".into(),
+        other => restyle(other),
     }
 }
 

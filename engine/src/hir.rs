@@ -82,6 +82,101 @@ impl Policy {
     }
 }
 
+/// What a rule identifier stands for, for rule listings (SARIF, docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleMeta<'p> {
+    pub id: &'p str,
+    pub loc: Loc,
+    /// The `///` documentation of the rule (or of the field or document whose
+    /// check it names), one string per line; empty when there is none.
+    pub docs: Vec<&'p str>,
+    /// What the rule checks, in a phrase, for when there are no docs, e.g.
+    /// "the `unknown_key` check of `Binding`".
+    pub what: String,
+}
+
+/// A sentence per structural check, by [`CHECK_SYNTAX`] ... [`CHECK_TYPE`].
+pub const CHECK_DESCRIPTIONS: [(&str, &str); 4] = [
+    ("syntax", "the document cannot be read: it is not well-formed JSON or YAML, not UTF-8, or too large"),
+    ("duplicate_key", "a key appears twice in one mapping; neither value is taken"),
+    ("unknown_key", "a key that the schema does not declare"),
+    ("type", "a value of the wrong type or outside its vocabulary, or a required key that is missing"),
+];
+
+impl Policy {
+    /// Every rule identifier once, in declaration order, with what it documents.
+    pub fn rule_meta(&self) -> Vec<RuleMeta<'_>> {
+        let mut out: Vec<RuleMeta<'_>> = Vec::new();
+        for d in &self.documents {
+            for (i, c) in d.checks.iter().enumerate() {
+                if let Some(c) = c {
+                    let (kind, sentence) = CHECK_DESCRIPTIONS[i];
+                    out.push(RuleMeta {
+                        id: &c.rule,
+                        loc: c.loc,
+                        docs: vec![sentence],
+                        what: format!("the `{kind}` check of document `{}`", d.name),
+                    });
+                }
+            }
+            for f in &d.forbids {
+                out.push(RuleMeta {
+                    id: &f.rule,
+                    loc: f.loc,
+                    docs: Vec::new(),
+                    what: format!("the key `{}` appears anywhere in a `{}` document", f.key, d.name),
+                });
+            }
+        }
+        for r in &self.records {
+            for (i, c) in r.checks.iter().enumerate() {
+                if let Some(c) = c {
+                    let (kind, sentence) = CHECK_DESCRIPTIONS[i];
+                    out.push(RuleMeta {
+                        id: &c.rule,
+                        loc: c.loc,
+                        docs: vec![sentence],
+                        what: format!("the `{kind}` check of `{}`", r.name),
+                    });
+                }
+            }
+            for f in &r.fields {
+                for b in &f.bounds {
+                    let word = match b.kind {
+                        BoundKind::Floor => "floor",
+                        BoundKind::Ceiling => "ceiling",
+                    };
+                    let column = self
+                        .matrices
+                        .get(b.matrix as usize)
+                        .and_then(|m| Some(format!("{}.{}", m.name, m.columns.get(b.column)?.name)))
+                        .unwrap_or_default();
+                    out.push(RuleMeta {
+                        id: &b.rule,
+                        loc: b.loc,
+                        docs: f.docs.iter().map(String::as_str).collect(),
+                        what: format!("`{}` is looser than its {word} `{column}`", f.name),
+                    });
+                }
+                if let Some(u) = &f.unique {
+                    out.push(RuleMeta {
+                        id: &u.rule,
+                        loc: u.loc,
+                        docs: f.docs.iter().map(String::as_str).collect(),
+                        what: format!("two entries of `{}` share an identity", f.name),
+                    });
+                }
+            }
+        }
+        for r in &self.rules {
+            out.push(RuleMeta { id: &r.id, loc: r.loc, docs: r.docs.iter().map(String::as_str).collect(), what: format!("rule `{}`", r.id) });
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|m| seen.insert(m.id));
+        out
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDef {
     pub name: String,

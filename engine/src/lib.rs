@@ -29,6 +29,6 @@ pub mod shipped {
     include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
 }
 
-pub use db::{Database, Deployment, PolicySet, SourceText};
+pub use db::{Database, Deployment, PolicySet, ReadError, SourceText};
 pub use diagnostic::{Finding, Outcome, PolicyDiagnostic, Severity, Summary};
 pub use line_index::LineIndex;

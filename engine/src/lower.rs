@@ -157,9 +157,14 @@ impl Lowerer {
             Some((what, owner)) => format!("`{owner}` has no {what} `{name}`"),
             None => format!("unknown {what} `{name}`"),
         };
+        let is_type = what == "type";
         let d = self.error("unknown-name", loc, message);
         if let Some(s) = did_you_mean(name, candidates.iter().copied()) {
             d.help = Some(format!("did you mean `{s}`?"));
+        } else if is_type {
+            d.help = Some(
+                "a type is `bool`, `int`, `string`, `list T`, `map K -> V`, or a declared enumeration or record".into(),
+            );
         }
     }
 
@@ -186,7 +191,8 @@ impl Lowerer {
                         "empty-enum",
                         Loc { file: f as u32, span: e.name.span },
                         format!("enumeration `{}` has no variants", e.name.text),
-                    );
+                    )
+                    .help = Some(format!("list its variants between the braces: `enum {} {{ a b }}`", e.name.text));
                 }
                 self.policy.enums.push(EnumDef {
                     name: e.name.text.clone(),
@@ -370,7 +376,11 @@ impl Lowerer {
                                 "missing-row",
                                 loc,
                                 format!("matrix `{}` has no row for `{}`", m.name.text, variants[v]),
-                            );
+                            )
+                            .help = Some(format!(
+                                "add a row `{}:` with one cell per column; every variant of `{}` needs one",
+                                variants[v], m.key_enum.text
+                            ));
                             cells.push(vec![Val::unknown(); columns.len()]);
                             continue;
                         };
@@ -379,11 +389,11 @@ impl Lowerer {
                                 "type-mismatch",
                                 Loc { file: f, span: row.span },
                                 format!(
-                                    "row `{}` has {} cells; matrix `{}` has {} columns",
+                                    "row `{}` has {}; matrix `{}` has {}",
                                     row.key.text,
-                                    row.cells.len(),
+                                    plural(row.cells.len(), "cell"),
                                     m.name.text,
-                                    columns.len()
+                                    plural(columns.len(), "column"),
                                 ),
                             );
                         }
@@ -512,12 +522,15 @@ impl Lowerer {
             };
             let mut lowered = Vec::new();
             for field in fields {
-                if lowered.iter().any(|x: &FieldDef| x.name == field.name.text) {
+                if let Some(first) = lowered.iter().find(|x: &&FieldDef| x.name == field.name.text) {
+                    let first = first.loc;
                     self.error(
                         "duplicate-name",
                         Loc { file: *f, span: field.name.span },
                         format!("field `{}` is declared twice", field.name.text),
-                    );
+                    )
+                    .labels
+                    .push((first, "first declared here".into()));
                     continue;
                 }
                 lowered.push(self.field(field, *f));
@@ -549,7 +562,8 @@ impl Lowerer {
                         let names: Vec<String> =
                             self.policy.records[id].fields.iter().map(|x| x.name.clone()).collect();
                         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                        self.unknown_name(Loc { file: *f, span: ident.span }, "field", &ident.text, &names);
+                        let owner = format!("field:{}", self.policy.records[id].name);
+                        self.unknown_name(Loc { file: *f, span: ident.span }, &owner, &ident.text, &names);
                     }
                 }
             }
@@ -1078,7 +1092,14 @@ impl<'a> RuleLowerer<'a> {
                 .help = Some("add `require EXPR else fail \"message\"`".into());
         }
         if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
-            self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text));
+            let mut binders: Vec<&String> = self.lw.binders.keys().collect();
+            binders.sort();
+            let help = match binders.first() {
+                Some(b) => format!("a rule judges documents: refer to one, such as `{b}`"),
+                None => "a rule judges documents: declare a `document` kind and refer to it".into(),
+            };
+            self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text)).help =
+                Some(help);
         }
         let rule = RuleDef {
             id: r.id.text.clone(),
@@ -1256,7 +1277,7 @@ impl<'a> RuleLowerer<'a> {
                         let t = self.ty_name(other);
                         self.mismatch(
                             name.span,
-                            format!("`{}` is a `{t}`, which has no field `{}`", print::expr(base), name.text),
+                            format!("`{}` is of type `{t}`, which has no field `{}`", print::expr(base), name.text),
                         );
                         (ExprKind::Lit(Val::unknown()), Ty::Error)
                     }
@@ -1289,7 +1310,7 @@ impl<'a> RuleLowerer<'a> {
                     Ty::Error => (ExprKind::Lit(Val::unknown()), Ty::Error),
                     other => {
                         let t = self.ty_name(&other);
-                        self.mismatch(e.span, format!("`{}` is a `{t}`, which cannot be indexed", print::expr(base)));
+                        self.mismatch(e.span, format!("`{}` is of type `{t}`, which cannot be indexed", print::expr(base)));
                         (ExprKind::Lit(Val::unknown()), Ty::Error)
                     }
                 }
@@ -1920,4 +1941,9 @@ fn doc_path(e: &ast::Expr, binders: &HashMap<String, DocKindId>) -> Option<Strin
         },
         _ => None,
     }
+}
+
+/// `1 cell`, `2 cells`.
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }

@@ -1,20 +1,32 @@
 //! "Did you mean": the nearest known name to an unknown one.
 
 /// The candidate closest to `name` by edit distance, if it is close enough to
-/// be a plausible typo (at most a third of the name's length, and at least 1).
+/// be a plausible typo (at most a third of the name's length, and at least 1),
+/// and the only one that close: for `C6` among `C1`..`C5` no one is nearer
+/// than the others, and a guess would mislead. A candidate that differs only
+/// in case wins outright (`c3` is `C3`).
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     let mut best: Option<(usize, &'a str)> = None;
+    let mut tied = false;
     for c in candidates {
         if c == name {
             continue;
         }
-        let d = distance(name, c);
-        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
-            best = Some((d, c));
+        let d = if c.to_lowercase() == name.to_lowercase() { 0 } else { distance(name, c) };
+        match best {
+            _ if d > limit => {}
+            Some((bd, bc)) if d == bd => {
+                tied |= bc != c;
+            }
+            Some((bd, _)) if d > bd => {}
+            _ => {
+                best = Some((d, c));
+                tied = false;
+            }
         }
     }
-    best.map(|(_, c)| c)
+    if tied { None } else { best.map(|(_, c)| c) }
 }
 
 /// Edit distance over chars, counting a swap of two neighbours as one edit
@@ -53,5 +65,8 @@ mod tests {
         assert_eq!(did_you_mean("max_retry", ["max_retries", "min_retries"]), Some("max_retries"));
         assert_eq!(did_you_mean("zzz", ["binding"]), None);
         assert_eq!(did_you_mean("rde", ["red", "green"]), Some("red"));
+        // Ties are no suggestion; a difference of case is the nearest of all.
+        assert_eq!(did_you_mean("C6", ["C1", "C2", "C3", "C4", "C5"]), None);
+        assert_eq!(did_you_mean("c3", ["C1", "C2", "C3", "C4", "C5"]), Some("C3"));
     }
 }

@@ -202,17 +202,22 @@ fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> Par
         }
         InputLocation::Span((a, b)) => Span::new(offset + a, offset + b),
     };
+    let at = span.start - offset;
     let message = match &error.variant {
+        ErrorVariant::ParsingError { .. } if unclosed_string(source, at) => {
+            "this string is not closed: a string ends with `\"` on the line it starts".to_string()
+        }
         ErrorVariant::ParsingError { positives, negatives: _ } => {
             let mut wanted: Vec<&str> = positives.iter().filter_map(|r| describe(*r)).collect();
             wanted.sort_unstable();
             wanted.dedup();
+            let found = found(source, at);
             match wanted.len() {
-                0 => "unexpected input".to_string(),
-                1 => format!("expected {}", wanted[0]),
+                0 => format!("unexpected {found}"),
+                1 => format!("expected {}, found {found}", wanted[0]),
                 _ => {
                     let last = wanted.pop().unwrap_or_default();
-                    format!("expected {} or {}", wanted.join(", "), last)
+                    format!("expected {} or {}, found {found}", wanted.join(", "), last)
                 }
             }
         }
@@ -225,6 +230,48 @@ fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> Par
         ErrorVariant::CustomError { message } => message.clone(),
     };
     ParseError { message, span }
+}
+
+/// What stands at byte `at` of an item, for "found ...": a word or a
+/// character in backticks, "the keyword `in`", or "the end of the item".
+fn found(source: &str, at: usize) -> String {
+    let rest = source.get(at..).unwrap_or_default();
+    let Some(first) = rest.chars().next() else { return "the end of the item".into() };
+    if rest.trim().is_empty() {
+        return "the end of the item".into();
+    }
+    let word: String = if first.is_ascii_alphanumeric() || first == '_' {
+        rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+    } else {
+        first.to_string()
+    };
+    const KEYWORDS: [&str; 24] = [
+        "enum", "record", "document", "matrix", "fn", "rule", "for", "when", "let", "require", "else", "at", "in",
+        "not", "and", "or", "every", "some", "count", "true", "false", "if", "tighter_than", "looser_than",
+    ];
+    let shown: String = word.chars().take(40).flat_map(char::escape_debug).collect();
+    if KEYWORDS.contains(&word.as_str()) { format!("the keyword `{shown}`") } else { format!("`{shown}`") }
+}
+
+/// Whether the line up to byte `at` holds a `"` that is not closed (outside
+/// a `//` comment).
+fn unclosed_string(source: &str, at: usize) -> bool {
+    let Some(before) = source.get(..at) else { return false };
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    let rest_of_line = source.get(at..).and_then(|r| r.split('\n').next()).unwrap_or_default();
+    let mut open = false;
+    let mut chars = line.chars().chain(rest_of_line.chars()).peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if open => {
+                chars.next();
+            }
+            '"' => open = !open,
+            '/' if !open && chars.peek() == Some(&'/') => return false,
+            _ => {}
+        }
+    }
+    open
 }
 
 /// What a grammar rule is called in an error message.
@@ -258,6 +305,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::let_clause => "`let`",
         Rule::require_clause => "`require`",
         Rule::at_clause => "`at`",
+        Rule::else_kw => "`else`",
         Rule::outcome => "`fail` or `unknown`",
         Rule::pattern | Rule::pair_pattern => "a name to bind",
         Rule::field_access => "`.`",
@@ -689,6 +737,7 @@ impl Builder {
                 Clause::Let { name, value, span }
             }
             Rule::require_clause => {
+                let mut it = it.filter(|p| p.as_rule() != Rule::else_kw);
                 let check = self.expr(it.next().expect("check"));
                 let outcome = match it.next().map(|o| o.as_str()) {
                     Some("unknown") => Outcome::Unknown,
