@@ -127,11 +127,12 @@ fn an_endless_stream_is_read_only_up_to_the_cap() {
 
 #[test]
 fn a_bad_size_is_a_usage_error() {
-    for bad in ["16 parsecs", "-1", "99999999999999999999GiB", ""] {
+    for bad in ["16 parsecs", "99999999999999999999GiB", "", "17179869184GiB"] {
         let out = grail(&["check", "--max-document-size", bad, GOOD]);
         assert_eq!(out.code, 2, "{bad}: {}", out.stderr);
         assert!(out.stderr.contains("is not a size") || out.stderr.contains("too large"), "{}", out.stderr);
     }
+    assert_eq!(grail(&["check", "--max-document-size", "-1", GOOD]).code, 2);
     assert_eq!(grail(&["check", "--max-document-size", "65536", GOOD]).code, 0);
 }
 
@@ -180,7 +181,7 @@ fn encodings_nul_bytes_and_byte_order_marks() {
         ("invalid.yaml", b"schema_version: \"1.\xff0\"\n", Some(("the document is not valid UTF-8: byte 19 starts an invalid sequence", 1, 20))),
         ("truncated.yaml", b"schema_version: \"1.0\"\nname: \xe2\x82", Some(("the document is not valid UTF-8: byte 28 starts an invalid sequence", 2, 7))),
         ("utf16.yaml", b"\xff\xfes\x00c\x00", Some(("the document is UTF-16 (it starts with a UTF-16 byte order mark); grail reads UTF-8", 1, 1))),
-        ("nul.yaml", b"schema_version: \"1.0\"\n\x00\n", Some(("invalid character in stream", 2, 1))),
+        ("nul.yaml", b"schema_version: \"1.0\"\n\x00\n", Some(("character `U+0000` is not allowed in YAML", 2, 1))),
         ("nul.json", b"{\"schema_version\": \"1.0\"\x00}", Some(("unexpected token `\\0`", 1, 25))),
     ];
     for (name, bytes, expected) in cases {
@@ -212,8 +213,8 @@ fn numbers_at_the_edge_of_range() {
     let doc = |n: &str| format!("schema_version: \"1.0\"\nverification_topology:\n  C3:\n    min_checkers: {n}\n");
     let cases = [
         ("max.yaml", doc("9223372036854775807"), None),
-        ("over.yaml", doc("9223372036854775808"), Some(("schema.type", "`verification_topology.C3.min_checkers` must be `int`, found a number"))),
-        ("float-max.yaml", doc("1e308"), Some(("schema.type", "`verification_topology.C3.min_checkers` must be `int`, found a number"))),
+        ("over.yaml", doc("9223372036854775808"), Some(("schema.type", "`verification_topology.C3.min_checkers` must be an integer, found `9223372036854775808`, which is beyond the integer range (±9223372036854775807)"))),
+        ("float-max.yaml", doc("1.5e308"), Some(("schema.type", "`verification_topology.C3.min_checkers` must be an integer, found the number `1.5e308`"))),
         ("float-over.yaml", doc("1e309"), Some(("schema.syntax", "number `1e309` is out of range"))),
         ("min.json", "{\"schema_version\": \"1.0\", \"verification_topology\": {\"C3\": {\"min_checkers\": -9223372036854775808}}}".to_string(), Some(("schema.type", "`verification_topology.C3.min_checkers` must be an integer of at least 1, found `-9223372036854775808`"))),
     ];
@@ -243,7 +244,7 @@ fn yaml_tags_and_keys_that_are_not_strings() {
     let cases = [
         ("str-tag.yaml", "schema_version: !!str 1.0\n", None),
         ("custom-tag.yaml", "schema_version: !version \"1.0\"\n", Some(("schema.syntax", "unsupported YAML tag `!version`", 1, 17))),
-        ("int-key.yaml", "schema_version: \"1.0\"\nmerge_policy: {3: auto}\n", Some(("schema.unknown_key", "unknown key `3` in `merge_policy`; the keys are `C1`, `C2`, `C3`, `C4`, `C5`", 2, 16))),
+        ("int-key.yaml", "schema_version: \"1.0\"\nmerge_policy: {3: auto}\n", Some(("schema.unknown_key", "unknown key `3` in `merge_policy`; did you mean `C3`?", 2, 16))),
         ("null-key.yaml", "schema_version: \"1.0\"\n~: x\n", Some(("schema.unknown_key", "unknown key `~` in `Binding`", 2, 1))),
         ("complex-key.yaml", "schema_version: \"1.0\"\n? [C3]\n: auto\n", Some(("schema.syntax", "a mapping key must be a scalar", 2, 3))),
         ("merge-key.yaml", "schema_version: \"1.0\"\nbase: &b {C3: auto}\n", Some(("schema.unknown_key", "unknown key `base` in `Binding`", 2, 1))),
@@ -255,7 +256,7 @@ fn yaml_tags_and_keys_that_are_not_strings() {
         match expected {
             None => {
                 assert_eq!(of(&r, "schema.syntax"), [], "{name}");
-                assert_eq!(of(&r, "schema.version")[0].0, "pass", "{name}: {r}");
+                assert_eq!(of(&r, "schema.version"), [], "{name}: the version is read and passes: {r}");
             }
             Some((rule, message, line, column)) => {
                 assert_eq!(code, 1, "{name}");

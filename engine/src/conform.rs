@@ -245,7 +245,12 @@ fn describe(node: &Node) -> String {
         NodeKind::Null => "null".into(),
         NodeKind::Bool(b) => format!("`{b}`"),
         NodeKind::Int(i) => format!("`{i}`"),
-        NodeKind::Float(f) => format!("`{f}`"),
+        // An integer too large for 64 bits is read as a number with a fraction.
+        NodeKind::Float(f) if f.fract() == 0.0 && (9.2e18..1e20).contains(&f.abs()) => {
+            format!("`{f:.0}`, which is beyond the integer range (±9223372036854775807)")
+        }
+        NodeKind::Float(f) if f.abs() >= 1e16 => format!("the number `{f:e}`"),
+        NodeKind::Float(f) => format!("the number `{f}`"),
         NodeKind::Str(s) => format!("the string `{s}`"),
         NodeKind::List(_) => "a list".into(),
         NodeKind::Map(_) => "a mapping".into(),

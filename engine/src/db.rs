@@ -62,6 +62,10 @@ impl SourceText {
     }
 }
 
+fn show_size_bytes(bytes: u64) -> String {
+    format!("{bytes} byte{}", if bytes == 1 { "" } else { "s" })
+}
+
 /// `16 MiB`, `1 KiB`, `100 bytes`: a byte count as a person would write it.
 pub fn show_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
@@ -174,6 +178,7 @@ pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, 
         }
         Some(ReadError::TooLarge { limit, size }) => {
             let size = match size {
+                Some(size) if show_size(size) == show_size_bytes(size) => show_size(size),
                 Some(size) => format!("{} ({size} bytes)", show_size(size)),
                 None => format!("more than {}", show_size(limit)),
             };

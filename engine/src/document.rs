@@ -466,7 +466,7 @@ impl YamlBuilder<'_> {
             let span = Span { start: at, end: at + len };
             return error(format!("unknown YAML alias `{}`", quote(self.source(span))), span);
         }
-        if e.info() == "invalid character in stream" {
+        if matches!(e.info(), "invalid character in stream" | "found unprintable character") {
             let c = self.text.get(at..).and_then(|rest| rest.chars().next()).unwrap_or('\0');
             return error(format!("character `U+{:04X}` is not allowed in YAML", u32::from(c)), span);
         }

@@ -19,6 +19,15 @@ pub struct Roots<'a> {
     pub all: &'a [Vec<(String, Val)>],
 }
 
+/// The most steps one rule may take over one deployment: an expression
+/// evaluated, a subject judged, a pair formed. A rule over `pairs` of a list
+/// grows with the square of the list, and a binding is written by whoever
+/// opens the pull request; past this budget the rule stops with one FAIL that
+/// says so: what was not judged cannot pass, and an UNKNOWN would let a
+/// binding turn its failures into exit 0 by growing. The shipped library
+/// takes a few thousand steps per rule on the examples.
+pub const MAX_STEPS_PER_RULE: u64 = 1_000_000;
+
 /// Evaluates one rule over each document of the kind it judges (its first
 /// read); every outcome (pass, fail, unknown, not applicable) is pushed.
 /// `prior` holds the findings of the rules evaluated before, for `holds`.
@@ -30,7 +39,21 @@ pub fn evaluate_rule(
     trace: bool,
     out: &mut Vec<Finding>,
 ) {
-    let Some(&judged) = rule.reads.first() else { return };
+    evaluate_rule_within(policy, rule, roots, prior, trace, out, MAX_STEPS_PER_RULE);
+}
+
+/// [`evaluate_rule`] with a budget of `steps`; returns the steps taken.
+pub fn evaluate_rule_within(
+    policy: &Policy,
+    rule: &RuleDef,
+    roots: &Roots<'_>,
+    prior: &[Finding],
+    trace: bool,
+    out: &mut Vec<Finding>,
+    steps: u64,
+) -> u64 {
+    let mut fuel = steps;
+    let Some(&judged) = rule.reads.first() else { return 0 };
     // A layered kind is judged once, merged; any other kind once per document.
     let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
     // A document judged on its own is named by its file; a merged one by its binder.
@@ -49,6 +72,8 @@ pub fn evaluate_rule(
             prior,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: trace.then(Vec::new),
+            fuel,
+            exhausted: false,
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -61,7 +86,26 @@ pub fn evaluate_rule(
             steps: Vec::new(),
         };
         walk.clauses(&mut ev, 0);
+        fuel = ev.fuel;
+        if ev.exhausted {
+            walk.out.push(Finding {
+                rule: rule.id.clone(),
+                outcome: Outcome::Fail,
+                subject: walk.default_subject.clone(),
+                message: format!(
+                    "this rule stopped after {steps} steps: the document is too large for it to judge, and what \
+                     is not judged cannot pass"
+                ),
+                location: root_span,
+                policy: Some(rule.loc),
+                labels: Vec::new(),
+                bound: Vec::new(),
+                trace: Vec::new(),
+            });
+            break;
+        }
     }
+    steps - fuel
 }
 
 struct Walk<'r, 'o> {
@@ -84,6 +128,11 @@ impl Walk<'_, '_> {
     }
 
     fn emit(&mut self, ev: &mut Evaluator<'_>, outcome: Outcome, message: String) {
+        // Out of steps, the values are unknown for want of work, not of
+        // evidence: the one FAIL the rule then reports says so.
+        if !ev.spend(16) {
+            return;
+        }
         let at = self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
         // A subject from the policy's defaults is nowhere in the document.
         let location = match self.bound.last() {
@@ -146,6 +195,9 @@ impl Walk<'_, '_> {
                 // What the domain read belongs to every element's step, and nothing else does.
                 let domain_reads = ev.reads.as_mut().map(std::mem::take);
                 for (n, (values, name)) in elements.into_iter().enumerate() {
+                    if ev.exhausted {
+                        break;
+                    }
                     if let Some(reads) = &domain_reads {
                         ev.reads = Some(reads.clone());
                     }
@@ -291,9 +343,28 @@ pub struct Evaluator<'a> {
     pub env: Vec<Val>,
     /// The values read, when explaining.
     pub reads: Option<Vec<Read>>,
+    /// Steps left (see [`MAX_STEPS_PER_RULE`]).
+    pub fuel: u64,
+    /// A step was refused: from then on every value is unknown.
+    pub exhausted: bool,
 }
 
 impl<'a> Evaluator<'a> {
+    /// Takes `cost` steps; false, and no steps left, when there are not enough.
+    fn spend(&mut self, cost: u64) -> bool {
+        match self.fuel.checked_sub(cost) {
+            Some(left) if !self.exhausted => {
+                self.fuel = left;
+                true
+            }
+            _ => {
+                self.fuel = 0;
+                self.exhausted = true;
+                false
+            }
+        }
+    }
+
     /// The bindings a pattern takes over a domain (for questions).
     pub fn elements_of(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
         Some(self.elements(domain, pattern)?.into_iter().map(|(v, _)| v).collect())
@@ -417,6 +488,9 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> Val {
+        if !self.spend(1) {
+            return Val::unknown();
+        }
         let v = self.eval_inner(e);
         if let Some(reads) = self.reads.as_mut()
             && matches!(
@@ -646,6 +720,10 @@ impl<'a> Evaluator<'a> {
                 let c = self.eval(x);
                 let V::List(items) = &c.kind else { return c };
                 let Some(d) = distinct(self.policy, items) else { return Val::unknown() };
+                let n = d.len() as u64;
+                if !self.spend(n.saturating_mul(n.saturating_sub(1)) / 2) {
+                    return Val::unknown();
+                }
                 let mut pairs = Vec::new();
                 for i in 0..d.len() {
                     for j in i + 1..d.len() {

@@ -45,6 +45,8 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             prior: &run.findings,
             env: vec![Val::unknown(); q.slots as usize],
             reads: trace.then(Vec::new),
+            fuel: crate::eval::MAX_STEPS_PER_RULE,
+            exhausted: false,
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);
     }

@@ -94,3 +94,57 @@ fn nesting_just_under_the_depth_cap_loads_and_just_over_is_refused() {
         }
     }
 }
+
+/// Steps taken by `topology.pairwise_distinct` of the shipped library over a
+/// binding with `slots` model slots, within `budget`, and its findings.
+fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
+    use grail_engine::db::compile_policy;
+    use grail_engine::eval::{Roots, evaluate_rule_within};
+    use grail_engine::{Database, PolicySet, SourceText};
+    let db = Database::default();
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
+        .collect();
+    let compiled = compile_policy(&db, PolicySet::new(&db, files));
+    let policy = &compiled.policy;
+    let mut text = String::from("schema_version: \"1.0\"\nverification_topology:\n  C3:\n    roles:\n");
+    for i in 0..slots {
+        text.push_str(&format!("      - {{name: m{i}, role: checker}}\n"));
+    }
+    let root = yaml(&text).expect("a binding");
+    let kind = grail_engine::conform::select_kind(policy, 0, &root).expect("a binding");
+    let never = |_: &str| grail_engine::conform::Resolved::Refused("not read".into());
+    let none = grail_engine::hir::Checks::default();
+    let env = grail_engine::conform::Env { overrides: &none, resolve: &never };
+    let (value, _) = grail_engine::conform::conform(policy, kind, 0, &root, &env);
+    let mut single = vec![None; policy.documents.len()];
+    let mut all = vec![Vec::new(); policy.documents.len()];
+    single[kind as usize] = Some(value.clone());
+    all[kind as usize] = vec![("binding".to_string(), value)];
+    let rule = policy.rules.iter().find(|r| r.id == "topology.pairwise_distinct").expect("the rule");
+    let mut out = Vec::new();
+    let roots = Roots { single: &single, all: &all };
+    let steps = evaluate_rule_within(policy, rule, &roots, &[], false, &mut out, budget);
+    (steps, out)
+}
+
+#[test]
+fn a_rule_within_its_step_budget_is_judged_and_one_step_short_fails_whole() {
+    use grail_engine::Outcome;
+    let (needed, findings) = pairwise(40, u64::MAX);
+    assert_eq!(findings.len(), 40 * 39 / 2, "every pair of 40 undistinguished slots fails");
+    let (taken, at) = pairwise(40, needed);
+    assert_eq!((taken, at.len()), (needed, findings.len()), "exactly the budget: judged in full");
+    let (_, short) = pairwise(40, needed - 1);
+    let stopped: Vec<_> = short.iter().filter(|f| f.message.starts_with("this rule stopped after")).collect();
+    assert_eq!(stopped.len(), 1, "{:?}", short.last());
+    assert_eq!(stopped[0].outcome, Outcome::Fail);
+    assert!(short.iter().all(|f| f.outcome == Outcome::Fail));
+    // The shipped budget stops a quadratic rule early, quickly.
+    let started = std::time::Instant::now();
+    let (taken, huge) = pairwise(3000, grail_engine::eval::MAX_STEPS_PER_RULE);
+    assert!(taken <= grail_engine::eval::MAX_STEPS_PER_RULE);
+    assert_eq!(huge.len(), 1, "the pairs alone are over budget: nothing is judged");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
