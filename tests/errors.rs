@@ -1,6 +1,6 @@
 //! The error corpus: every file in `tests/errors/` is a bad input, run
 //! through the command line; the exact output is snapshotted, one snapshot per
-//! file (`tests/errors/snapshots/`). Policies with errors
+//! file (`tests/snapshots/errors__*.snap`). Policies with errors
 //! (`tests/errors/policies/*.grail`) are checked as the policy of a good
 //! binding; documents (`tests/errors/documents/*`) against the shipped library.
 //!

@@ -214,7 +214,7 @@ rule a.b
      ^^^ missing-require: rule `a.b` has no `require` clause | help: add `require EXPR else fail "message"`
   when present(doc.color)
 rule c.d
-     ^^^ reads-nothing: rule `c.d` reads no document
+     ^^^ reads-nothing: rule `c.d` reads no document | help: a rule judges documents: refer to one, such as `doc`
   require 1 < 2 else fail "x"
 "#,
     );
@@ -226,7 +226,7 @@ fn a_syntax_error_does_not_hide_the_next_rule() {
         r#"
 rule a.b
   require doc.color == else fail "x"
-                       ^ syntax: expected `true` or `false`, a name, a string or an integer
+                       ^^^^ syntax: expected `true` or `false`, a name, a string or an integer, found the keyword `else`
 rule c.d
   require present(dco.color) else fail "x"
                   ^^^ unknown-name: unknown name `dco` | help: did you mean `doc`?
@@ -267,7 +267,7 @@ fn a_matrix_needs_a_row_per_key() {
     check(
         r#"
 matrix partial by Class {
-       ^^^^^^^ missing-row: matrix `partial` has no row for `high`
+       ^^^^^^^ missing-row: matrix `partial` has no row for `high` | help: add a row `high:` with one cell per column; every variant of `Class` needs one
   columns n: int
   low: 1
 }

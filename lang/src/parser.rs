@@ -197,12 +197,21 @@ fn to_error(error: pest::error::Error<Rule>, source: &str, offset: usize) -> Par
     let span = match error.location {
         // A position is shown as the character there, if any.
         InputLocation::Pos(p) => {
-            let width = source.get(p..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
+            // The word there, or its one character.
+            let rest = source.get(p..).unwrap_or_default();
+            let word = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let width = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
             Span::new(offset + p, offset + p + width)
         }
         InputLocation::Span((a, b)) => Span::new(offset + a, offset + b),
     };
+    let mut span = span;
     let at = span.start - offset;
+    if source.get(at..).is_some_and(|rest| rest.trim().is_empty()) {
+        // At the end of the item: point just after its last word, not at the next line.
+        let end = offset + source.trim_end().len();
+        span = Span::new(end, end);
+    }
     let message = match &error.variant {
         ErrorVariant::ParsingError { .. } if unclosed_string(source, at) => {
             "this string is not closed: a string ends with `\"` on the line it starts".to_string()
