@@ -1,0 +1,221 @@
+//! Properties of checking, over bindings generated from the vocabulary of the
+//! spec (sections 1-4), with proptest:
+//! - the evaluator is deterministic: the same text, checked in two fresh
+//!   databases, gives byte-identical JSON and SARIF reports;
+//! - reordering the keys of any mapping changes no verdict: the multiset of
+//!   (rule, outcome, subject) is the same.
+//!
+//! `PROPTEST_CASES` sets the number of cases (default 64 here).
+
+#[path = "../src/render.rs"]
+#[allow(dead_code)]
+mod render;
+#[path = "../src/sarif.rs"]
+#[allow(dead_code)]
+mod sarif;
+
+use grail_engine::db::check_deployment;
+use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+const CLASSES: [&str; 6] = ["C1", "C2", "C3", "C4", "C5", "C9"];
+const MERGE: [&str; 3] = ["human", "auto", "manual"];
+const FORCE: [&str; 4] = ["blocking", "advisory", "off", "strict"];
+const ROLES: [&str; 5] = ["generator", "checker", "cross_vendor_checker", "ranker", "judge"];
+const NAMES: [&str; 5] = ["author", "lint", "sast", "reviewer-a", "reviewer-b"];
+
+fn pick(options: &'static [&'static str]) -> impl Strategy<Value = Value> {
+    proptest::sample::select(options).prop_map(Value::from)
+}
+
+/// A map from some of `keys` to values of `value`.
+fn map_of(keys: &'static [&'static str], value: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+    proptest::collection::btree_map(proptest::sample::select(keys), value, 0..4)
+        .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+}
+
+fn names() -> impl Strategy<Value = Value> {
+    proptest::sample::subsequence(NAMES.to_vec(), 0..3).prop_map(|v| json!(v))
+}
+
+fn slot() -> impl Strategy<Value = Value> {
+    (
+        proptest::sample::select(&NAMES[..]),
+        pick(&ROLES),
+        proptest::option::of(pick(&["static-analysis", "secrets"])),
+        proptest::option::of(names()),
+        proptest::option::of(names()),
+        proptest::option::of(1i64..200_000),
+        proptest::bool::weighted(0.05),
+    )
+        .prop_map(|(name, role, scanner, model, vendor, tokens, stray)| {
+            let mut m = Map::new();
+            m.insert("name".into(), name.into());
+            m.insert("role".into(), role);
+            let optional = [
+                ("scanner_class", scanner),
+                ("distinct_model_from", model),
+                ("distinct_vendor_from", vendor),
+                ("min_context_tokens", tokens.map(Value::from)),
+            ];
+            for (k, v) in optional {
+                if let Some(v) = v {
+                    m.insert(k.into(), v);
+                }
+            }
+            if stray {
+                m.insert("override_justification".into(), "because".into());
+            }
+            Value::Object(m)
+        })
+}
+
+fn topology() -> impl Strategy<Value = Value> {
+    (
+        proptest::option::of(0i64..5),
+        proptest::option::of(0i64..4),
+        proptest::option::of(any::<bool>()),
+        proptest::option::of(proptest::collection::vec(slot(), 0..6)),
+    )
+        .prop_map(|(min, models, cross, roles)| {
+            let mut m = Map::new();
+            let fields = [
+                ("min_checkers", min.map(Value::from)),
+                ("min_model_checkers", models.map(Value::from)),
+                ("cross_vendor_required", cross.map(Value::from)),
+                ("roles", roles.map(Value::from)),
+            ];
+            for (k, v) in fields {
+                if let Some(v) = v {
+                    m.insert(k.into(), v);
+                }
+            }
+            Value::Object(m)
+        })
+}
+
+fn binding() -> impl Strategy<Value = Value> {
+    (
+        proptest::option::of(pick(&["1.0", "2.0"])),
+        proptest::option::of(pick(&["self-operated", "vendor-hosted", "hosted"])),
+        proptest::option::of(map_of(&CLASSES, pick(&MERGE))),
+        proptest::option::of(map_of(&CLASSES, pick(&FORCE))),
+        proptest::option::of(map_of(&CLASSES, pick(&FORCE))),
+        proptest::option::of(map_of(&["verification-divergence", "outage"], pick(&["oncall", "security"]))),
+        proptest::option::of(map_of(&CLASSES, topology())),
+        proptest::bool::weighted(0.1),
+    )
+        .prop_map(|(version, executor, merge, vblock, review, routes, topology, unknown)| {
+            let mut m = Map::new();
+            let fields = [
+                ("schema_version", version),
+                ("executor_class", executor),
+                ("merge_policy", merge),
+                ("verification_blocking", vblock),
+                ("security_review", review),
+                ("escalation_routes", routes),
+                ("verification_topology", topology),
+            ];
+            for (k, v) in fields {
+                if let Some(v) = v {
+                    m.insert(k.into(), v);
+                }
+            }
+            if unknown {
+                m.insert("merge_polcy".into(), json!({"C1": "auto"}));
+            }
+            Value::Object(m)
+        })
+}
+
+/// Every mapping's keys in an order drawn from `seed` (lists keep theirs).
+fn shuffled(v: &Value, seed: &mut u64) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            for i in (1..entries.len()).rev() {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                entries.swap(i, (*seed % (i as u64 + 1)) as usize);
+            }
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), shuffled(v, seed))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| shuffled(i, seed)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn shipped(db: &Database) -> PolicySet {
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(db, p.to_string(), t.to_string(), None))
+        .collect();
+    PolicySet::new(db, files)
+}
+
+/// The JSON and SARIF reports of checking `text` as `path`, in a fresh database.
+fn reports(path: &str, text: &str) -> (String, String) {
+    let db = Database::default();
+    let set = shipped(&db);
+    let doc = SourceText::new(&db, path.into(), text.into(), None);
+    let findings = check_deployment(&db, set, Deployment::new(&db, vec![doc]));
+    let json = serde_json::to_string(&render::json(&db, set, &[doc], findings)).expect("JSON");
+    let log = sarif::log(&db, sarif::Policy { set, shipped: true }, &[(vec![doc], findings.as_slice())]);
+    (json, serde_json::to_string(&log).expect("JSON"))
+}
+
+/// The multiset of (rule, outcome, subject) of checking `text` as `path`.
+fn verdicts(path: &str, text: &str) -> Vec<(String, Outcome, String)> {
+    let db = Database::default();
+    let set = shipped(&db);
+    let doc = SourceText::new(&db, path.into(), text.into(), None);
+    let mut v: Vec<_> = check_deployment(&db, set, Deployment::new(&db, vec![doc]))
+        .iter()
+        .map(|f| (f.rule.clone(), f.outcome, f.subject.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64);
+    ProptestConfig { cases, ..ProptestConfig::default() }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn the_same_binding_gives_byte_identical_reports(b in binding(), yaml in any::<bool>()) {
+        let path = if yaml { "binding.yaml" } else { "binding.json" };
+        let text = serde_json::to_string_pretty(&b).expect("JSON");
+        prop_assert_eq!(reports(path, &text), reports(path, &text));
+    }
+
+    #[test]
+    fn reordering_keys_changes_no_verdict(b in binding(), seed in any::<u64>(), yaml in any::<bool>()) {
+        let path = if yaml { "binding.yaml" } else { "binding.json" };
+        let original = verdicts(path, &serde_json::to_string_pretty(&b).expect("JSON"));
+        let mut seed = seed | 1;
+        let reordered = verdicts(path, &serde_json::to_string_pretty(&shuffled(&b, &mut seed)).expect("JSON"));
+        prop_assert_eq!(original, reordered);
+    }
+}
+
+#[test]
+fn the_generator_reaches_every_outcome() {
+    // A property over inputs that never fail would prove little.
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..64 {
+        let b = binding().new_tree(&mut runner).expect("a binding").current();
+        for (_, outcome, _) in verdicts("b.json", &serde_json::to_string(&b).expect("JSON")) {
+            seen.insert(outcome);
+        }
+    }
+    assert_eq!(seen.len(), 4, "{seen:?}");
+}
