@@ -45,7 +45,8 @@ pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
 /// Every `.grail` file under `dir`. A folder reached twice (a symbolic link
 /// back up the tree) is read once: a loop of links ends.
 fn collect(dir: &Utf8Path, out: &mut Vec<Utf8PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), Fatal> {
-    let cannot = |e: std::io::Error| Fatal(format!("cannot read policy folder `{dir}`: {}", lower_first(&e.to_string())));
+    let cannot =
+        |e: std::io::Error| Fatal(format!("cannot read policy folder `{dir}`: {}", lower_first(&e.to_string())));
     if !seen.insert(dir.as_std_path().canonicalize().map_err(cannot)?) {
         return Ok(());
     }

@@ -261,6 +261,9 @@ mod tests {
             region(text, Span::new(3, 5)),
             json!({"startLine": 1, "startColumn": 4, "endLine": 1, "endColumn": 5})
         );
-        assert_eq!(region(text, Span::new(6, 8)), json!({"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 3}));
+        assert_eq!(
+            region(text, Span::new(6, 8)),
+            json!({"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 3})
+        );
     }
 }

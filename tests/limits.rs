@@ -175,12 +175,26 @@ fn symbolic_links_are_followed_and_loops_end() {
 #[test]
 fn encodings_nul_bytes_and_byte_order_marks() {
     let dir = scratch("encodings");
-    let cases: [(&str, &[u8], Option<(&str, u64, u64)>); 7] = [
+    /// A file name, its bytes, and the syntax finding expected (message, line, column).
+    type Case<'a> = (&'a str, &'a [u8], Option<(&'a str, u64, u64)>);
+    let cases: [Case<'_>; 7] = [
         ("bom.yaml", b"\xef\xbb\xbfschema_version: \"1.0\"\n", None),
         ("bom.json", b"\xef\xbb\xbf{\"schema_version\": \"1.0\"}", None),
-        ("invalid.yaml", b"schema_version: \"1.\xff0\"\n", Some(("the document is not valid UTF-8: byte 19 starts an invalid sequence", 1, 20))),
-        ("truncated.yaml", b"schema_version: \"1.0\"\nname: \xe2\x82", Some(("the document is not valid UTF-8: byte 28 starts an invalid sequence", 2, 7))),
-        ("utf16.yaml", b"\xff\xfes\x00c\x00", Some(("the document is UTF-16 (it starts with a UTF-16 byte order mark); grail reads UTF-8", 1, 1))),
+        (
+            "invalid.yaml",
+            b"schema_version: \"1.\xff0\"\n",
+            Some(("the document is not valid UTF-8: byte 19 starts an invalid sequence", 1, 20)),
+        ),
+        (
+            "truncated.yaml",
+            b"schema_version: \"1.0\"\nname: \xe2\x82",
+            Some(("the document is not valid UTF-8: byte 28 starts an invalid sequence", 2, 7)),
+        ),
+        (
+            "utf16.yaml",
+            b"\xff\xfes\x00c\x00",
+            Some(("the document is UTF-16 (it starts with a UTF-16 byte order mark); grail reads UTF-8", 1, 1)),
+        ),
         ("nul.yaml", b"schema_version: \"1.0\"\n\x00\n", Some(("character `U+0000` is not allowed in YAML", 2, 1))),
         ("nul.json", b"{\"schema_version\": \"1.0\"\x00}", Some(("unexpected token `\\0`", 1, 25))),
     ];
@@ -243,11 +257,31 @@ fn yaml_tags_and_keys_that_are_not_strings() {
     let dir = scratch("yaml");
     let cases = [
         ("str-tag.yaml", "schema_version: !!str 1.0\n", None),
-        ("custom-tag.yaml", "schema_version: !version \"1.0\"\n", Some(("schema.syntax", "unsupported YAML tag `!version`", 1, 17))),
-        ("int-key.yaml", "schema_version: \"1.0\"\nmerge_policy: {3: auto}\n", Some(("schema.unknown_key", "unknown key `3` in `merge_policy`; did you mean `C3`?", 2, 16))),
-        ("null-key.yaml", "schema_version: \"1.0\"\n~: x\n", Some(("schema.unknown_key", "unknown key `~` in `Binding`", 2, 1))),
-        ("complex-key.yaml", "schema_version: \"1.0\"\n? [C3]\n: auto\n", Some(("schema.syntax", "a mapping key must be a scalar", 2, 3))),
-        ("merge-key.yaml", "schema_version: \"1.0\"\nbase: &b {C3: auto}\n", Some(("schema.unknown_key", "unknown key `base` in `Binding`", 2, 1))),
+        (
+            "custom-tag.yaml",
+            "schema_version: !version \"1.0\"\n",
+            Some(("schema.syntax", "unsupported YAML tag `!version`", 1, 17)),
+        ),
+        (
+            "int-key.yaml",
+            "schema_version: \"1.0\"\nmerge_policy: {3: auto}\n",
+            Some(("schema.unknown_key", "unknown key `3` in `merge_policy`; did you mean `C3`?", 2, 16)),
+        ),
+        (
+            "null-key.yaml",
+            "schema_version: \"1.0\"\n~: x\n",
+            Some(("schema.unknown_key", "unknown key `~` in `Binding`", 2, 1)),
+        ),
+        (
+            "complex-key.yaml",
+            "schema_version: \"1.0\"\n? [C3]\n: auto\n",
+            Some(("schema.syntax", "a mapping key must be a scalar", 2, 3)),
+        ),
+        (
+            "merge-key.yaml",
+            "schema_version: \"1.0\"\nbase: &b {C3: auto}\n",
+            Some(("schema.unknown_key", "unknown key `base` in `Binding`", 2, 1)),
+        ),
     ];
     for (name, text, expected) in cases {
         let path = dir.join(name);

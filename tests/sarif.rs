@@ -41,16 +41,12 @@ fn validator() -> jsonschema::Validator {
     }
     let mut schema = schema;
     assert_eq!(escape(&mut schema), 2, "the published pattern, on `run` and `toolComponent`");
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the schema compiles")
+    jsonschema::options().should_validate_formats(true).build(&schema).expect("the schema compiles")
 }
 
 #[track_caller]
 fn assert_valid(log: &Value) {
-    let errors: Vec<String> =
-        validator().iter_errors(log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> = validator().iter_errors(log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "not valid SARIF 2.1.0:\n{}", errors.join("\n"));
 }
 

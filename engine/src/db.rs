@@ -70,7 +70,7 @@ fn show_size_bytes(bytes: u64) -> String {
 pub fn show_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (unit, name) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{} {name}", bytes / unit);
         }
     }

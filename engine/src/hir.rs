@@ -169,7 +169,12 @@ impl Policy {
             }
         }
         for r in &self.rules {
-            out.push(RuleMeta { id: &r.id, loc: r.loc, docs: r.docs.iter().map(String::as_str).collect(), what: format!("rule `{}`", r.id) });
+            out.push(RuleMeta {
+                id: &r.id,
+                loc: r.loc,
+                docs: r.docs.iter().map(String::as_str).collect(),
+                what: format!("rule `{}`", r.id),
+            });
         }
         let mut seen = std::collections::HashSet::new();
         out.retain(|m| seen.insert(m.id));

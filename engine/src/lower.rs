@@ -1098,8 +1098,9 @@ impl<'a> RuleLowerer<'a> {
                 Some(b) => format!("a rule judges documents: refer to one, such as `{b}`"),
                 None => "a rule judges documents: declare a `document` kind and refer to it".into(),
             };
-            self.lw.error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text)).help =
-                Some(help);
+            self.lw
+                .error("reads-nothing", self.loc(r.id.span), format!("rule `{}` reads no document", r.id.text))
+                .help = Some(help);
         }
         let rule = RuleDef {
             id: r.id.text.clone(),
@@ -1310,7 +1311,10 @@ impl<'a> RuleLowerer<'a> {
                     Ty::Error => (ExprKind::Lit(Val::unknown()), Ty::Error),
                     other => {
                         let t = self.ty_name(&other);
-                        self.mismatch(e.span, format!("`{}` is of type `{t}`, which cannot be indexed", print::expr(base)));
+                        self.mismatch(
+                            e.span,
+                            format!("`{}` is of type `{t}`, which cannot be indexed", print::expr(base)),
+                        );
                         (ExprKind::Lit(Val::unknown()), Ty::Error)
                     }
                 }

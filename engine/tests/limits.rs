@@ -86,7 +86,8 @@ fn nesting_just_under_the_depth_cap_loads_and_just_over_is_refused() {
         assert_eq!(e.message, "nesting deeper than 128 levels");
         assert_eq!(e.span.start, 128);
         // Block mappings count the same way.
-        let block = |n: usize| (0..n).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(n) + "v";
+        let block =
+            |n: usize| (0..n).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(n) + "v";
         if format == Format::Yaml {
             load(&block(depth), format, &Limits::default()).expect("128 levels of keys load");
             let e = load(&block(depth + 1), format, &Limits::default()).expect_err("129 levels are refused");

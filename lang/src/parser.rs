@@ -255,8 +255,30 @@ fn found(source: &str, at: usize) -> String {
         first.to_string()
     };
     const KEYWORDS: [&str; 24] = [
-        "enum", "record", "document", "matrix", "fn", "rule", "for", "when", "let", "require", "else", "at", "in",
-        "not", "and", "or", "every", "some", "count", "true", "false", "if", "tighter_than", "looser_than",
+        "enum",
+        "record",
+        "document",
+        "matrix",
+        "fn",
+        "rule",
+        "for",
+        "when",
+        "let",
+        "require",
+        "else",
+        "at",
+        "in",
+        "not",
+        "and",
+        "or",
+        "every",
+        "some",
+        "count",
+        "true",
+        "false",
+        "if",
+        "tighter_than",
+        "looser_than",
     ];
     let shown: String = word.chars().take(40).flat_map(char::escape_debug).collect();
     if KEYWORDS.contains(&word.as_str()) { format!("the keyword `{shown}`") } else { format!("`{shown}`") }
