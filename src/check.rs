@@ -7,7 +7,7 @@ use grail_engine::db::check_deployment;
 use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
 use crate::documents::{attachments, read_document};
-use crate::{CheckArgs, Fatal, Format, policy, render, sarif};
+use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();

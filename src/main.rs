@@ -248,8 +248,8 @@ struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     policy: Option<Utf8PathBuf>,
     /// How to print the report.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    format: CheckFormat,
     /// Treat UNKNOWN (missing evidence) like FAIL for the exit status.
     #[arg(long)]
     deny_unknown: bool,
@@ -276,6 +276,15 @@ struct CheckArgs {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// Findings with the document's lines, for people.
+    Human,
+    /// One JSON object (see DESIGN.md), for programs.
+    Json,
+}
+
+/// The formats of `check`: those of every command, and SARIF.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckFormat {
     /// Findings with the document's lines, for people.
     Human,
     /// One JSON object (see DESIGN.md), for programs.

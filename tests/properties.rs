@@ -160,9 +160,10 @@ fn reports(path: &str, text: &str) -> (String, String) {
     let db = Database::default();
     let set = shipped(&db);
     let doc = SourceText::new(&db, path.into(), text.into(), None);
-    let findings = check_deployment(&db, set, Deployment::new(&db, vec![doc]));
-    let json = serde_json::to_string(&render::json(&db, set, &[doc], findings)).expect("JSON");
-    let log = sarif::log(&db, sarif::Policy { set, shipped: true }, &[(vec![doc], findings.as_slice())]);
+    let report = check_deployment(&db, set, Deployment::new(&db, vec![doc], Vec::new()));
+    let json = serde_json::to_string(&render::json(&db, set, &report.documents, &report.findings)).expect("JSON");
+    let runs = [(report.documents.clone(), report.findings.as_slice())];
+    let log = sarif::log(&db, sarif::Policy { set, shipped: true }, &runs);
     (json, serde_json::to_string(&log).expect("JSON"))
 }
 
@@ -171,7 +172,8 @@ fn verdicts(path: &str, text: &str) -> Vec<(String, Outcome, String)> {
     let db = Database::default();
     let set = shipped(&db);
     let doc = SourceText::new(&db, path.into(), text.into(), None);
-    let mut v: Vec<_> = check_deployment(&db, set, Deployment::new(&db, vec![doc]))
+    let mut v: Vec<_> = check_deployment(&db, set, Deployment::new(&db, vec![doc], Vec::new()))
+        .findings
         .iter()
         .map(|f| (f.rule.clone(), f.outcome, f.subject.clone()))
         .collect();

@@ -95,12 +95,17 @@ pub struct RuleMeta<'p> {
     pub what: String,
 }
 
-/// A sentence per structural check, by [`CHECK_SYNTAX`] ... [`CHECK_TYPE`].
-pub const CHECK_DESCRIPTIONS: [(&str, &str); 4] = [
+/// A name and a sentence per structural check, by index into [`Checks`].
+pub const CHECK_DESCRIPTIONS: [(&str, &str); CHECK_KINDS] = [
     ("syntax", "the document cannot be read: it is not well-formed JSON or YAML, not UTF-8, or too large"),
     ("duplicate_key", "a key appears twice in one mapping; neither value is taken"),
     ("unknown_key", "a key that the schema does not declare"),
-    ("type", "a value of the wrong type or outside its vocabulary, or a required key that is missing"),
+    ("type", "a value of the wrong type or outside its vocabulary"),
+    ("missing_key", "a required key is missing"),
+    ("empty", "the documents checked hold none of this kind; nothing verified is not a pass"),
+    ("loosen", "a lower layer sets a value looser than the effective value of the layers above it"),
+    ("untrusted", "a lower layer sets a value that only a more trusted layer may set"),
+    ("order", "two documents name one layer"),
 ];
 
 impl Policy {
@@ -109,8 +114,7 @@ impl Policy {
         let mut out: Vec<RuleMeta<'_>> = Vec::new();
         for d in &self.documents {
             for (i, c) in d.checks.iter().enumerate() {
-                if let Some(c) = c {
-                    let (kind, sentence) = CHECK_DESCRIPTIONS[i];
+                if let (Some(c), Some((kind, sentence))) = (c, CHECK_DESCRIPTIONS.get(i)) {
                     out.push(RuleMeta {
                         id: &c.rule,
                         loc: c.loc,
@@ -118,6 +122,17 @@ impl Policy {
                         what: format!("the `{kind}` check of document `{}`", d.name),
                     });
                 }
+            }
+            if let SelectorDef::Markdown { marker, rule } = &d.selector {
+                out.push(RuleMeta {
+                    id: &rule.rule,
+                    loc: rule.loc,
+                    docs: Vec::new(),
+                    what: format!(
+                        "a `{}` record needs exactly one `{marker}` marker line, immediately followed by a fenced JSON block",
+                        d.name
+                    ),
+                });
             }
             for f in &d.forbids {
                 out.push(RuleMeta {
@@ -130,8 +145,7 @@ impl Policy {
         }
         for r in &self.records {
             for (i, c) in r.checks.iter().enumerate() {
-                if let Some(c) = c {
-                    let (kind, sentence) = CHECK_DESCRIPTIONS[i];
+                if let (Some(c), Some((kind, sentence))) = (c, CHECK_DESCRIPTIONS.get(i)) {
                     out.push(RuleMeta {
                         id: &c.rule,
                         loc: c.loc,
@@ -164,6 +178,19 @@ impl Policy {
                         loc: u.loc,
                         docs: f.docs.iter().map(String::as_str).collect(),
                         what: format!("two entries of `{}` share an identity", f.name),
+                    });
+                }
+            }
+        }
+        for l in &self.layers {
+            let name = self.documents.get(l.document as usize).map_or("?", |d| d.name.as_str());
+            for (i, c) in l.checks.iter().enumerate() {
+                if let (Some(c), Some((kind, sentence))) = (c, CHECK_DESCRIPTIONS.get(i)) {
+                    out.push(RuleMeta {
+                        id: &c.rule,
+                        loc: c.loc,
+                        docs: vec![sentence],
+                        what: format!("the `{kind}` check of the layers of `{name}`"),
                     });
                 }
             }
