@@ -491,7 +491,7 @@ impl<'a> Evaluator<'a> {
         if !self.spend(1) {
             return Val::unknown();
         }
-        let v = self.eval_inner(e);
+        let v = stacker::maybe_grow(crate::lower::RED_ZONE, crate::lower::STACK_SEGMENT, || self.eval_inner(e));
         if let Some(reads) = self.reads.as_mut()
             && matches!(
                 e.kind,

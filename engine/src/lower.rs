@@ -993,6 +993,14 @@ pub const MAX_EXPANSIONS: usize = 4096;
 /// a rule (the lowered expression's depth grows with each).
 pub const MAX_EXPANSION_DEPTH: usize = 32;
 
+/// The deepest a rule's lowered expression may nest, its functions expanded.
+pub const MAX_LOWERED_DEPTH: usize = 128;
+
+/// Recursion over expressions grows the stack by `STACK_SEGMENT` bytes when
+/// less than `RED_ZONE` is left (rustc's `ensure_sufficient_stack`).
+pub(crate) const RED_ZONE: usize = 128 * 1024;
+pub(crate) const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
 /// Lowers one rule, expanding the functions it calls.
 struct RuleLowerer<'a> {
     lw: &'a mut Lowerer,
@@ -1007,6 +1015,11 @@ struct RuleLowerer<'a> {
     expanding: Vec<String>,
     /// Function calls expanded so far in this rule.
     expansions: usize,
+    /// How deep `expr` is, expanded functions included.
+    depth: usize,
+    /// Whether this rule's expansion or depth limit was reported (once per rule).
+    reported_expansions: bool,
+    reported_depth: bool,
     /// Quantifier variables of the rule's own `require`, for its message.
     witnesses: Vec<(String, Slot, Ty)>,
     record_witnesses: bool,
@@ -1024,6 +1037,9 @@ impl<'a> RuleLowerer<'a> {
             after: Vec::new(),
             expanding: Vec::new(),
             expansions: 0,
+            depth: 0,
+            reported_expansions: false,
+            reported_depth: false,
             witnesses: Vec::new(),
             record_witnesses: false,
         }
@@ -1230,8 +1246,27 @@ impl<'a> RuleLowerer<'a> {
     }
 
     fn expr(&mut self, e: &ast::Expr) -> (Expr, Ty) {
+        // Expanded functions nest inside each other: the parser's bound on
+        // one item's nesting does not bound the rule's. This does, and so
+        // the recursion of lowering and of evaluation.
+        if self.depth >= MAX_LOWERED_DEPTH {
+            if !self.reported_depth {
+                self.reported_depth = true;
+                self.lw.error(
+                    "expansion-limit",
+                    self.loc(e.span),
+                    format!("this expression nests deeper than {MAX_LOWERED_DEPTH} levels once its functions are expanded"),
+                )
+                .help = Some("split the expression with `let`, or call fewer functions inside functions".into());
+            }
+            return (Expr { kind: ExprKind::Lit(Val::unknown()), text: String::new() }, Ty::Error);
+        }
+        self.depth += 1;
         let text = print::expr(e);
-        let (kind, ty) = self.expr_kind(e);
+        // Debug builds spend kilobytes of stack per level: grow it rather
+        // than depend on the caller's thread (a test's or a server's is small).
+        let (kind, ty) = stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.expr_kind(e));
+        self.depth -= 1;
         (Expr { kind, text }, ty)
     }
 
@@ -1853,6 +1888,9 @@ impl<'a> RuleLowerer<'a> {
         }
         self.expansions += 1;
         if self.expansions > MAX_EXPANSIONS || self.expanding.len() >= MAX_EXPANSION_DEPTH {
+            if std::mem::replace(&mut self.reported_expansions, true) {
+                return unknown;
+            }
             let d = self.lw.error(
                 "expansion-limit",
                 loc,

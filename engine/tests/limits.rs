@@ -149,3 +149,48 @@ fn a_rule_within_its_step_budget_is_judged_and_one_step_short_fails_whole() {
     assert_eq!(huge.len(), 1, "the pairs alone are over budget: nothing is judged");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
+
+/// Lowers `policy` on a thread with the 2 MiB stack of a test or a small
+/// worker thread, and returns the codes of its diagnostics.
+fn codes_on_a_small_stack(policy: String) -> Vec<&'static str> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || codes(&policy).into_iter().map(|(c, _)| c).collect())
+        .expect("a thread")
+        .join()
+        .expect("no overflow")
+}
+
+#[test]
+fn expanded_nesting_just_under_the_cap_compiles_and_just_over_is_refused_once() {
+    use grail_engine::lower::MAX_LOWERED_DEPTH;
+    // `h{i}(x) = h{i-1}(x) + 1`: each level adds a call and an operator.
+    let chain = |k: usize| {
+        let mut text = String::from(DOC);
+        text.push_str("fn h0(x) = d.n\n");
+        for i in 1..=k {
+            text.push_str(&format!("fn h{i}(x) = h{}(x) + 1\n", i - 1));
+        }
+        text.push_str(&format!("rule r.r\n  require h{k}(1) > 0 else fail \"m\"\n"));
+        text
+    };
+    let first_refused = (1..MAX_LOWERED_DEPTH)
+        .find(|&k| !codes_on_a_small_stack(chain(k)).is_empty())
+        .expect("refused before the cap in calls");
+    assert!(first_refused > 20, "{first_refused}");
+    assert_eq!(codes_on_a_small_stack(chain(first_refused - 1)), Vec::<&str>::new());
+    // Reported once per rule, however many calls are over.
+    assert_eq!(codes_on_a_small_stack(chain(first_refused)), vec!["expansion-limit"]);
+    // A long chain of operators in one function, called at every level of a
+    // doubling: found by the mutation run as a stack overflow in lowering.
+    let mut text = String::from(DOC);
+    text.push_str("fn f0(x) = d.n\n");
+    for i in 1..=12 {
+        let body = vec![format!("f{}(x)", i - 1); if i == 7 { 120 } else { 2 }].join(" + ");
+        text.push_str(&format!("fn f{i}(x) = {body}\n"));
+    }
+    text.push_str("rule r.r\n  require f12(1) > 0 else fail \"m\"\n");
+    // Over both caps (calls and depth): each reported once.
+    let over = codes_on_a_small_stack(text);
+    assert!(!over.is_empty() && over.len() <= 2 && over.iter().all(|c| *c == "expansion-limit"), "{over:?}");
+}
