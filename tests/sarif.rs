@@ -80,6 +80,26 @@ fn every_example_validates() {
         &["check", "--format", "sarif", "tests/inputs/duplicate.yaml", "examples/bindings/org.json"],
         &["check", "--format", "sarif", "--each", "examples/bindings/good.yaml", "examples/bindings/broken.yaml"],
         &["check", "--format", "sarif", "--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"],
+        // The example organisation: three layers, work items, a history (acceptance of issue 7).
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "examples/org/security.yaml",
+            "examples/org/operator.yaml",
+            "examples/org/repo.yaml",
+        ],
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "--binding",
+            "examples/org/security.yaml",
+            "examples/org/items/tracker-issue-412.md",
+            "examples/org/items/nightly-sweep-2026-08-11.md",
+            "examples/org/items/split-retry-policy.md",
+        ],
+        &["check", "--format", "sarif", "examples/org/history/step-002.yaml"],
     ] {
         let (_, log) = grail(args);
         assert_valid(&log);
