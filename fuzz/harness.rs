@@ -61,42 +61,48 @@ pub fn check_shipped(data: &[u8]) {
         _ => "fuzz.yaml",
     };
     let data = data.get(1..).unwrap_or_default();
-    SHIPPED.with(|(db, set)| {
-        let doc = SourceText::from_bytes(db, path.to_string(), data.to_vec());
-        let findings = check_document(db, *set, doc);
-        let text = doc.text(db);
-        assert!(!findings.is_empty(), "a check reports at least one outcome");
-        // A Markdown file is not read as YAML or JSON; its record is checked by its own rules.
-        let unreadable = !path.ends_with(".md") && grail_engine::db::load_document(db, doc).is_err();
-        if unreadable {
-            assert!(
-                findings.iter().any(|f| f.outcome == Outcome::Fail),
-                "an unreadable document is never a pass: {findings:?}"
-            );
-        }
-        for f in findings {
-            if let Some((d, span)) = f.location {
-                assert_eq!(d, 0, "one document, index 0");
-                assert_span(text, span.start, span.end, &f.message);
-            }
-            if f.outcome != Outcome::Pass && !f.message.is_empty() {
-                assert_message(&f.message);
-            }
-        }
-    });
+    // A database per input: one kept across inputs would keep every input
+    // (salsa inputs live as long as their database), which libFuzzer's leak
+    // check rightly reports, and the command line makes one per run too.
+    let (db, set) = shipped();
+    check_shipped_in(&db, set, path, data);
 }
 
-thread_local! {
-    static SHIPPED: (Database, PolicySet) = {
-        let db = Database::default();
-        let files = grail_engine::shipped::FILES
-            .iter()
-            .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-            .collect();
-        let set = PolicySet::new(&db, files);
-        assert!(!compile_policy(&db, set).has_errors(), "the shipped library compiles");
-        (db, set)
-    };
+/// The shipped library in a new database, compiled.
+pub fn shipped() -> (Database, PolicySet) {
+    let db = Database::default();
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
+        .collect();
+    let set = PolicySet::new(&db, files);
+    assert!(!compile_policy(&db, set).has_errors(), "the shipped library compiles");
+    (db, set)
+}
+
+/// [`check_shipped`] in a given database (the stable driver keeps one, for speed).
+pub fn check_shipped_in(db: &Database, set: PolicySet, path: &str, data: &[u8]) {
+    let doc = SourceText::from_bytes(db, path.to_string(), data.to_vec());
+    let findings = check_document(db, set, doc);
+    let text = doc.text(db);
+    assert!(!findings.is_empty(), "a check reports at least one outcome");
+    // A Markdown file is not read as YAML or JSON; its record is checked by its own rules.
+    let unreadable = !path.ends_with(".md") && grail_engine::db::load_document(db, doc).is_err();
+    if unreadable {
+        assert!(
+            findings.iter().any(|f| f.outcome == Outcome::Fail),
+            "an unreadable document is never a pass: {findings:?}"
+        );
+    }
+    for f in findings {
+        if let Some((d, span)) = f.location {
+            assert_eq!(d, 0, "one document, index 0");
+            assert_span(text, span.start, span.end, &f.message);
+        }
+        if f.outcome != Outcome::Pass && !f.message.is_empty() {
+            assert_message(&f.message);
+        }
+    }
 }
 
 #[track_caller]

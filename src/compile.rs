@@ -14,7 +14,7 @@ use grail_engine::db::{check_deployment, decide_deployment};
 use grail_engine::emit::{self, cedar, ir, json_schema};
 use grail_engine::{Database, Deployment, Outcome, Summary};
 
-use crate::documents::{attachments, lower_first, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, lower_first, read_document};
 use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
@@ -32,11 +32,11 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             }
             let mut documents = Vec::new();
             for path in &args.files {
-                documents.push(read_document(&db, path)?);
+                documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
             }
             let shown = documents.clone();
             for path in &args.binding {
-                documents.push(read_document(&db, path)?);
+                documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
             }
             let attached = attachments(&db, set, &documents);
             let deployment = Deployment::new(&db, documents, attached);
