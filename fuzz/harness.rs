@@ -61,11 +61,27 @@ pub fn check_shipped(data: &[u8]) {
         _ => "fuzz.yaml",
     };
     let data = data.get(1..).unwrap_or_default();
-    // A database per input: one kept across inputs would keep every input
-    // (salsa inputs live as long as their database), which libFuzzer's leak
-    // check rightly reports, and the command line makes one per run too.
-    let (db, set) = shipped();
-    check_shipped_in(&db, set, path, data);
+    // One database, one input per reader, edited for each input as an editor
+    // would: a new input per run would keep every input (salsa inputs live as
+    // long as their database), which libFuzzer's leak check reports.
+    EDITED.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let (db, set, docs) = &mut *cell;
+        let doc = docs.iter().copied().find(|d| d.path(db) == path).expect("a source per reader");
+        doc.set_bytes(db, data.to_vec());
+        check_shipped_doc(db, *set, doc);
+    });
+}
+
+thread_local! {
+    static EDITED: std::cell::RefCell<(Database, PolicySet, Vec<SourceText>)> = {
+        let (db, set) = shipped();
+        let docs = ["fuzz.yaml", "fuzz.json", "fuzz.md"]
+            .iter()
+            .map(|p| SourceText::new(&db, p.to_string(), String::new(), None))
+            .collect();
+        std::cell::RefCell::new((db, set, docs))
+    };
 }
 
 /// The shipped library in a new database, compiled.
@@ -80,9 +96,14 @@ pub fn shipped() -> (Database, PolicySet) {
     (db, set)
 }
 
-/// [`check_shipped`] in a given database (the stable driver keeps one, for speed).
+/// [`check_shipped`] with a new input in a given database (the stable driver
+/// keeps one database, and its inputs, for the length of its run).
 pub fn check_shipped_in(db: &Database, set: PolicySet, path: &str, data: &[u8]) {
-    let doc = SourceText::from_bytes(db, path.to_string(), data.to_vec());
+    check_shipped_doc(db, set, SourceText::from_bytes(db, path.to_string(), data.to_vec()));
+}
+
+fn check_shipped_doc(db: &Database, set: PolicySet, doc: SourceText) {
+    let path = doc.path(db).clone();
     let findings = check_document(db, set, doc);
     let text = doc.text(db);
     assert!(!findings.is_empty(), "a check reports at least one outcome");

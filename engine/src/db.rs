@@ -42,17 +42,16 @@ impl SourceText {
     /// A source from the bytes of a file: decoded, or lossily decoded with the
     /// offset of the first byte that is not UTF-8.
     pub fn from_bytes(db: &dyn salsa::Database, path: String, bytes: Vec<u8>) -> SourceText {
-        if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
-            return SourceText::new(db, path, String::new(), Some(ReadError::Utf16));
-        }
-        match String::from_utf8(bytes) {
-            Ok(text) => SourceText::new(db, path, text, None),
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                SourceText::new(db, path, text, Some(ReadError::InvalidUtf8 { at }))
-            }
-        }
+        let (text, error) = decode(bytes);
+        SourceText::new(db, path, text, error)
+    }
+
+    /// Replaces the bytes of a source (an edit), decoded as by [`SourceText::from_bytes`].
+    pub fn set_bytes(self, db: &mut Database, bytes: Vec<u8>) {
+        use salsa::Setter as _;
+        let (text, error) = decode(bytes);
+        self.set_text(db).to(text);
+        self.set_read_error(db).to(error);
     }
 
     /// A file the caller refused to read whole: it holds more than `limit`
@@ -64,6 +63,20 @@ impl SourceText {
 
 fn show_size_bytes(bytes: u64) -> String {
     format!("{bytes} byte{}", if bytes == 1 { "" } else { "s" })
+}
+
+/// The text of a file's bytes, and why it is not all of them.
+fn decode(bytes: Vec<u8>) -> (String, Option<ReadError>) {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return (String::new(), Some(ReadError::Utf16));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(ReadError::InvalidUtf8 { at }))
+        }
+    }
 }
 
 /// `16 MiB`, `1 KiB`, `100 bytes`: a byte count as a person would write it.

@@ -194,3 +194,18 @@ fn expanded_nesting_just_under_the_cap_compiles_and_just_over_is_refused_once() 
     let over = codes_on_a_small_stack(text);
     assert!(!over.is_empty() && over.len() <= 2 && over.iter().all(|c| *c == "expansion-limit"), "{over:?}");
 }
+
+#[test]
+fn an_edited_source_is_decoded_like_a_new_one() {
+    use grail_engine::{Database, ReadError, SourceText};
+    let mut db = Database::default();
+    let doc = SourceText::from_bytes(&db, "d.yaml".into(), b"a: 1\n".to_vec());
+    assert!(grail_engine::db::load_document(&db, doc).is_ok());
+    doc.set_bytes(&mut db, b"a: \xff\n".to_vec());
+    assert_eq!(doc.read_error(&db), Some(ReadError::InvalidUtf8 { at: 3 }));
+    assert!(grail_engine::db::load_document(&db, doc).is_err());
+    doc.set_bytes(&mut db, b"\xff\xfea\x00".to_vec());
+    assert_eq!(doc.read_error(&db), Some(ReadError::Utf16));
+    doc.set_bytes(&mut db, b"a: 2\n".to_vec());
+    assert_eq!((doc.read_error(&db), doc.text(&db).as_str()), (None, "a: 2\n"));
+}
