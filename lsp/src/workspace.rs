@@ -178,7 +178,7 @@ impl Workspace {
             let file = self.set.files(&self.db)[i];
             if file.text(&self.db) != &text {
                 file.set_text(&mut self.db).to(text);
-                file.set_decode_error(&mut self.db).to(None);
+                file.set_read_error(&mut self.db).to(None);
             }
             return Changed::Policy;
         }
@@ -244,15 +244,7 @@ impl Workspace {
         match (self.policy_index(uri), bytes) {
             (Some(i), Some(bytes)) => {
                 let file = self.set.files(&self.db)[i];
-                let (text, error) = match String::from_utf8(bytes) {
-                    Ok(t) => (t, None),
-                    Err(e) => {
-                        let at = e.utf8_error().valid_up_to();
-                        (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
-                    }
-                };
-                file.set_text(&mut self.db).to(text);
-                file.set_decode_error(&mut self.db).to(error);
+                file.set_bytes(&mut self.db, bytes);
             }
             (Some(i), None) => {
                 let mut files = self.set.files(&self.db).clone();

@@ -155,6 +155,8 @@ impl Cx<'_> {
             prior: &run.findings,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: None,
+            fuel: crate::eval::MAX_STEPS_PER_RULE,
+            exhausted: false,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);
