@@ -66,7 +66,7 @@ mod tests {
         assert_eq!(did_you_mean("zzz", ["binding"]), None);
         assert_eq!(did_you_mean("rde", ["red", "green"]), Some("red"));
         // Ties are no suggestion; a difference of case is the nearest of all.
-        assert_eq!(did_you_mean("C6", ["C1", "C2", "C3", "C4", "C5"]), None);
-        assert_eq!(did_you_mean("c3", ["C1", "C2", "C3", "C4", "C5"]), Some("C3"));
+        assert_eq!(did_you_mean("K6", ["K1", "K2", "K3", "K4", "K5"]), None);
+        assert_eq!(did_you_mean("k3", ["K1", "K2", "K3", "K4", "K5"]), Some("K3"));
     }
 }
