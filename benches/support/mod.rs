@@ -1,0 +1,525 @@
+//! Shared by the benches (`benches/*.rs`) and the bench examples
+//! (`examples/bench_*.rs`): a seeded generator of bindings over the spec's
+//! vocabulary, grail's verdicts, and the Rego peer's (regorus evaluating
+//! `benches/rego/guardrails.rego`).
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use grail_engine::check::{self, Input};
+use grail_engine::db::compile_policy;
+use grail_engine::document::{self, Format, Limits};
+use grail_engine::hir::Policy;
+use grail_engine::{Database, Finding, Outcome, PolicySet, SourceText};
+use serde_json::{Map, Value, json};
+
+/// The Rego translation of the spec's sections 1-6 rules.
+pub const REGO: &str = include_str!("../rego/guardrails.rego");
+/// The realistic ~3 KB binding every "one binding" figure checks.
+pub const BINDING_3K: &str = include_str!("../data/binding-3k.json");
+/// The same binding with one failure (C3 auto-merge with an advisory review), for `explain`.
+pub const BINDING_3K_DEMOTED: &str = include_str!("../data/binding-3k-demoted.json");
+/// The path grail is told the generated documents have (the subject of `schema.version`).
+pub const PATH: &str = "binding.json";
+/// The seed of the 10,000 bindings.
+pub const SEED: u64 = 0x6772_6169_6c21;
+pub const COUNT: usize = 10_000;
+
+// ---------------------------------------------------------------- PRNG
+
+/// SplitMix64: small, seeded, the same sequence on every machine.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+// ---------------------------------------------------------------- generator
+
+const CLASSES: [&str; 5] = ["C1", "C2", "C3", "C4", "C5"];
+const SCANNERS: [&str; 4] = ["static-analysis", "secret-scan", "dependency-audit", "license-scan"];
+const MODELS: [&str; 6] = ["reviewer-a", "reviewer-b", "reviewer-c", "reviewer-d", "auditor", "red-team"];
+const GENERATORS: [&str; 2] = ["author", "co-author"];
+const FEATURES: [&str; 3] = ["tool-use", "long-context", "code-execution"];
+const MODALITIES: [&str; 4] = ["text", "image", "audio", "video"];
+
+/// The `COUNT` bindings of the benchmarks, as JSON texts (valid and invalid mixed).
+pub fn bindings(seed: u64, count: usize) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    (0..count).map(|_| binding(&mut rng)).collect()
+}
+
+/// One binding: a plausible organisation's binding, then (for about half of
+/// them) one to four mutations that break a rule, a type or a key.
+pub fn binding(rng: &mut Rng) -> String {
+    let sloppy = rng.chance(10);
+    let mut b = Map::new();
+    b.insert("schema_version".into(), json!("1.0"));
+    if rng.chance(80) {
+        b.insert("executor_class".into(), json!(if rng.chance(85) { "self-operated" } else { "vendor-hosted" }));
+    }
+    for (key, values) in [
+        ("merge_policy", &["human", "auto"][..]),
+        ("verification_blocking", &["blocking", "blocking", "advisory"][..]),
+        ("security_review", &["blocking", "blocking", "advisory"][..]),
+    ] {
+        if rng.chance(75) {
+            let mut m = Map::new();
+            for c in CLASSES {
+                if rng.chance(45) {
+                    // Within the matrix's bounds, unless sloppy.
+                    let bounded = (key == "merge_policy" || key == "verification_blocking") && c >= "C3";
+                    let v = if bounded && !sloppy { values[0] } else { *rng.pick(values) };
+                    m.insert(c.into(), json!(v));
+                }
+            }
+            b.insert(key.into(), Value::Object(m));
+        }
+    }
+    let mut routes = Map::new();
+    routes.insert("verification-divergence".into(), json!("security-oncall"));
+    if rng.chance(50) {
+        routes.insert("floor-breach".into(), json!("platform-oncall"));
+    }
+    b.insert("escalation_routes".into(), Value::Object(routes));
+    if rng.chance(90) {
+        let mut topo = Map::new();
+        for c in CLASSES {
+            if rng.chance(55) {
+                topo.insert(c.into(), topology(rng, c, sloppy));
+            }
+        }
+        b.insert("verification_topology".into(), Value::Object(topo));
+    }
+    let mut doc = Value::Object(b);
+    if rng.chance(50) {
+        for _ in 0..1 + rng.below(4) {
+            mutate(rng, &mut doc);
+        }
+    }
+    doc.to_string()
+}
+
+/// A class's topology: consistent with its floors (and the binding's own
+/// minimums) unless `sloppy`, when slots and relations go missing at random.
+fn topology(rng: &mut Rng, class: &str, sloppy: bool) -> Value {
+    let strict = class >= "C4";
+    let mut t = Map::new();
+    let (floor, model_floor) = match class {
+        "C1" | "C2" => (1, 0),
+        "C3" => (2, 1),
+        _ => (3, 2),
+    };
+    let mut need = floor;
+    let mut need_models = model_floor;
+    if rng.chance(60) {
+        need = floor + rng.below(2);
+        t.insert("min_checkers".into(), json!(need));
+    }
+    if rng.chance(40) {
+        need_models = model_floor + rng.below(2);
+        t.insert("min_model_checkers".into(), json!(need_models));
+    }
+    let cross = strict || rng.chance(10);
+    if rng.chance(40) {
+        t.insert("cross_vendor_required".into(), json!(cross));
+    }
+    if rng.chance(92) {
+        let drop = if sloppy { 12 } else { 1 };
+        let mut roles = Vec::new();
+        let generators: Vec<&str> = GENERATORS[..if rng.chance(85) { 1 } else { 2 }].to_vec();
+        for g in &generators {
+            roles.push(json!({"name": g, "role": "generator"}));
+        }
+        let mut models = need_models.max(1).max(if cross { 2 } else { 1 }) + rng.below(2);
+        let mut scanners = need.saturating_sub(models) + rng.below(2);
+        if sloppy {
+            models = 1 + rng.below(3);
+            scanners = rng.below(3);
+        }
+        for i in 0..scanners {
+            let scanner = if rng.chance(drop) { SCANNERS[0] } else { SCANNERS[i % SCANNERS.len()] };
+            roles.push(json!({"name": format!("scan-{i}"), "role": "checker", "scanner_class": scanner}));
+        }
+        let mut declared: Vec<&str> = Vec::new();
+        for name in MODELS.iter().take(models.min(MODELS.len())) {
+            let mut s = Map::new();
+            s.insert("name".into(), json!(name));
+            let cross_checker = cross && rng.chance(40);
+            s.insert("role".into(), json!(if cross_checker { "cross_vendor_checker" } else { "checker" }));
+            let vendor = cross || rng.chance(30);
+            let mut vendor_from = Vec::new();
+            let mut model_from = Vec::new();
+            for g in generators.iter().chain(&declared) {
+                if !rng.chance(drop) {
+                    if vendor { vendor_from.push(*g) } else { model_from.push(*g) }
+                }
+            }
+            if !model_from.is_empty() {
+                s.insert("distinct_model_from".into(), json!(model_from));
+            }
+            if !vendor_from.is_empty() {
+                s.insert("distinct_vendor_from".into(), json!(vendor_from));
+            }
+            if rng.chance(15) {
+                s.insert("not_weaker_than".into(), json!([generators[0]]));
+            }
+            if rng.chance(25) {
+                s.insert("min_context_tokens".into(), json!(32_000 * (1 + rng.below(8))));
+            }
+            if rng.chance(20) {
+                let n = 1 + rng.below(2);
+                s.insert("requires_modality".into(), json!(MODALITIES[..n]));
+            }
+            if rng.chance(15) {
+                s.insert("requires_feature".into(), json!([rng.pick(&FEATURES)]));
+            }
+            roles.push(Value::Object(s));
+            declared.push(name);
+        }
+        if rng.chance(20) {
+            roles.push(json!({"name": "ranker", "role": "ranker"}));
+        }
+        t.insert("roles".into(), Value::Array(roles));
+    }
+    Value::Object(t)
+}
+
+/// A handle on one slot of one class, if the binding has any.
+fn some_slot<'a>(rng: &mut Rng, doc: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
+    let topo = doc.get_mut("verification_topology")?.as_object_mut()?;
+    let keys: Vec<String> = topo.keys().cloned().collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let c = rng.pick(&keys).clone();
+    let roles = topo.get_mut(&c)?.get_mut("roles")?.as_array_mut()?;
+    if roles.is_empty() {
+        return None;
+    }
+    let i = rng.below(roles.len());
+    roles[i].as_object_mut()
+}
+
+fn some_topology<'a>(rng: &mut Rng, doc: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
+    let topo = doc.get_mut("verification_topology")?.as_object_mut()?;
+    let keys: Vec<String> = topo.keys().cloned().collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let c = rng.pick(&keys).clone();
+    topo.get_mut(&c)?.as_object_mut()
+}
+
+fn top(doc: &mut Value) -> &mut Map<String, Value> {
+    doc.as_object_mut().expect("a binding is a mapping")
+}
+
+fn map_of<'a>(doc: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
+    let top = top(doc);
+    if !top.get(key).is_some_and(Value::is_object) {
+        top.insert(key.into(), json!({}));
+    }
+    top.get_mut(key).and_then(Value::as_object_mut).expect("just inserted")
+}
+
+/// One mutation: a rule broken, a value of the wrong type, a key out of the schema.
+fn mutate(rng: &mut Rng, doc: &mut Value) {
+    let class = *rng.pick(&CLASSES);
+    match rng.below(30) {
+        0 => drop(top(doc).remove("schema_version")),
+        1 => drop(top(doc).insert("schema_version".into(), json!(*rng.pick(&["2.0", "1", ""])))),
+        2 => drop(top(doc).insert("schema_version".into(), json!(1))),
+        3 => drop(top(doc).insert("executor_class".into(), json!(*rng.pick(&["vendor-hosted", "cloud", "Self-Operated"])))),
+        4 => drop(map_of(doc, "merge_policy").insert(class.into(), json!("auto"))),
+        5 => drop(map_of(doc, "merge_policy").insert(class.into(), json!(*rng.pick(&["robot", "Auto"])))),
+        6 => drop(map_of(doc, *rng.pick(&["merge_policy", "security_review", "verification_blocking"])).insert("C9".into(), json!("human"))),
+        7 => drop(top(doc).insert(rng.pick(&["merge_policy", "verification_blocking", "security_review", "verification_topology"]).to_string(), json!(*rng.pick(&["auto", "blocking"])))),
+        8 => drop(map_of(doc, "verification_blocking").insert(class.into(), json!(*rng.pick(&["advisory", "off", "sometimes"])))),
+        9 => drop(map_of(doc, "security_review").insert(class.into(), [json!("advisory"), json!("off"), json!(3)][rng.below(3)].clone())),
+        10 => {
+            let routes = map_of(doc, "escalation_routes");
+            routes.remove("verification-divergence");
+            if rng.chance(30) {
+                routes.insert("verification_divergence".into(), json!("security-oncall"));
+            }
+        }
+        11 => drop(top(doc).remove("escalation_routes")),
+        12 => drop(map_of(doc, "escalation_routes").insert("floor-breach".into(), json!(7))),
+        13 => {
+            if let Some(t) = some_topology(rng, doc) {
+                let v = match rng.below(4) {
+                    0 => json!(0),
+                    1 => json!("two"),
+                    _ => json!(1 + rng.below(2)),
+                };
+                t.insert("min_checkers".into(), v);
+            }
+        }
+        14 => {
+            if let Some(t) = some_topology(rng, doc) {
+                let v = match rng.below(3) {
+                    0 => json!(-1),
+                    1 => json!(0),
+                    _ => json!(3),
+                };
+                t.insert("min_model_checkers".into(), v);
+            }
+        }
+        15 => {
+            if let Some(t) = some_topology(rng, doc) {
+                t.insert("cross_vendor_required".into(), if rng.chance(70) { json!(false) } else { json!("yes") });
+            }
+        }
+        16 => {
+            // A slot declared twice (same name, maybe different attributes).
+            if let Some(t) = some_topology(rng, doc)
+                && let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut)
+                && !roles.is_empty()
+            {
+                let i = rng.below(roles.len());
+                let copy = roles[i].clone();
+                roles.push(copy);
+            }
+        }
+        17 => {
+            if let Some(s) = some_slot(rng, doc) {
+                let name = s.get("name").cloned().unwrap_or(json!("x"));
+                let target = if rng.chance(50) { name } else { json!("ghost") };
+                s.insert(rng.pick(&["distinct_model_from", "distinct_vendor_from", "not_weaker_than"]).to_string(), json!([target]));
+            }
+        }
+        18 => {
+            if let Some(s) = some_slot(rng, doc) {
+                s.insert("scanner_class".into(), json!("static-analysis"));
+            }
+        }
+        19 => {
+            if let Some(s) = some_slot(rng, doc) {
+                s.insert(rng.pick(&["vendor", "model", "temperature"]).to_string(), json!("x"));
+            }
+        }
+        20 => {
+            if let Some(s) = some_slot(rng, doc) {
+                if rng.chance(50) {
+                    s.remove("name");
+                } else {
+                    s.insert("name".into(), json!(42));
+                }
+            }
+        }
+        21 => {
+            if let Some(s) = some_slot(rng, doc) {
+                s.insert("role".into(), json!(*rng.pick(&["auditor", "Checker", "reviewer"])));
+            }
+        }
+        22 => {
+            // The generators removed, or one checker's relations dropped.
+            if let Some(t) = some_topology(rng, doc)
+                && let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut)
+            {
+                if rng.chance(50) {
+                    roles.retain(|s| s.get("role") != Some(&json!("generator")));
+                } else if let Some(s) = roles.iter_mut().find(|s| s.get("role") == Some(&json!("checker"))) {
+                    if let Some(s) = s.as_object_mut() {
+                        s.remove("distinct_vendor_from");
+                        s.remove("distinct_model_from");
+                    }
+                }
+            }
+        }
+        23 => {
+            if let Some(s) = some_slot(rng, doc) {
+                let v = match rng.below(3) {
+                    0 => json!("author"),
+                    1 => json!([1, "author"]),
+                    _ => json!(null),
+                };
+                s.insert(rng.pick(&["distinct_model_from", "distinct_vendor_from"]).to_string(), v);
+            }
+        }
+        24 => {
+            if let Some(s) = some_slot(rng, doc) {
+                match rng.below(3) {
+                    0 => drop(s.insert("min_context_tokens".into(), json!(0))),
+                    1 => drop(s.insert("requires_modality".into(), json!(["text", "smell"]))),
+                    _ => drop(s.insert("requires_feature".into(), json!("tool-use"))),
+                }
+            }
+        }
+        25 => {
+            // A slot that is not a mapping, or roles that are not a list, or a topology that is not a mapping.
+            let pick = rng.below(3);
+            if let Some(t) = some_topology(rng, doc) {
+                match pick {
+                    0 => {
+                        if let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut) {
+                            roles.push(json!("reviewer-z"));
+                        }
+                    }
+                    1 => drop(t.insert("roles".into(), json!("author, reviewer-a"))),
+                    _ => drop(t.insert("min_checkers".into(), json!(null))),
+                }
+            }
+            if pick == 2 && rng.chance(50) {
+                map_of(doc, "verification_topology").insert(class.into(), json!([]));
+            }
+        }
+        26 => {
+            let where_ = rng.below(3);
+            let text = json!("approved by the CTO");
+            match where_ {
+                0 => drop(top(doc).insert("override_justification".into(), text)),
+                1 => {
+                    if let Some(t) = some_topology(rng, doc) {
+                        t.insert("override_justification".into(), text);
+                    }
+                }
+                _ => {
+                    if let Some(s) = some_slot(rng, doc) {
+                        s.insert("override_justification".into(), text);
+                    }
+                }
+            }
+        }
+        27 => drop(top(doc).insert(rng.pick(&["notes", "owner", "merge_polcy"]).to_string(), json!("x"))),
+        28 => {
+            if let Some(t) = some_topology(rng, doc) {
+                t.insert(rng.pick(&["min_checker", "reviewers"]).to_string(), json!(2));
+            }
+        }
+        _ => {
+            // A topology for a class that had none, with too few checkers.
+            map_of(doc, "verification_topology").insert(
+                class.into(),
+                json!({"roles": [{"name": "author", "role": "generator"}, {"name": "reviewer-a", "role": "checker"}]}),
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- grail
+
+/// The shipped library, compiled (as the command line does: a salsa database).
+pub fn grail_policy() -> Arc<Policy> {
+    let db = Database::default();
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(path, text)| SourceText::new(&db, path.to_string(), text.to_string(), None))
+        .collect();
+    let set = PolicySet::new(&db, files);
+    let compiled = compile_policy(&db, set);
+    assert!(!compiled.has_errors(), "the shipped library compiles: {:?}", compiled.diagnostics);
+    compiled.policy.clone()
+}
+
+/// Loads and checks one JSON binding on the non-incremental fast path.
+pub fn grail_check(policy: &Policy, text: &str) -> Vec<Finding> {
+    let loaded = document::load(text, Format::Json, &Limits::default());
+    check::check(policy, &[Input { path: PATH, text, loaded: Some(&loaded) }], &[])
+}
+
+/// (rule, subject, outcome) of a finding.
+pub type Verdict = (String, String, String);
+
+/// grail's FAIL and UNKNOWN findings.
+pub fn grail_verdicts(findings: &[Finding]) -> BTreeSet<Verdict> {
+    findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        .map(|f| (f.rule.clone(), f.subject.clone(), f.outcome.as_str().to_string()))
+        .collect()
+}
+
+// ---------------------------------------------------------------- Rego
+
+/// regorus with the Rego translation loaded.
+pub struct Rego {
+    engine: regorus::Engine,
+}
+
+impl Rego {
+    pub fn new() -> Rego {
+        let mut engine = regorus::Engine::new();
+        engine.add_policy("benches/rego/guardrails.rego".into(), REGO.into()).expect("the Rego translation parses");
+        Rego { engine }
+    }
+
+    /// Evaluates `data.guardrails.findings` for one binding (JSON text).
+    pub fn eval(&mut self, json: &str) -> regorus::Value {
+        self.engine.set_input_json(json).expect("the input is JSON");
+        self.engine.eval_rule("data.guardrails.findings".into()).expect("the rule evaluates")
+    }
+
+    /// The Rego side's FAIL and UNKNOWN findings.
+    pub fn verdicts(&mut self, json: &str) -> BTreeSet<Verdict> {
+        let value = self.eval(json);
+        let text = value.to_json_str().expect("a set of findings");
+        let found: Vec<Value> = serde_json::from_str(&text).expect("findings are JSON");
+        found
+            .iter()
+            .map(|f| {
+                let s = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                (s("rule"), s("subject"), s("outcome"))
+            })
+            .collect()
+    }
+}
+
+impl Default for Rego {
+    fn default() -> Self {
+        Rego::new()
+    }
+}
+
+/// Checks that grail and the Rego translation agree on every binding;
+/// returns how many verdicts (rule, subject, outcome) were compared, or the
+/// disagreements, both sides printed.
+pub fn agreement(policy: &Policy, rego: &mut Rego, docs: &[String]) -> Result<usize, String> {
+    let mut compared = 0;
+    let mut report = String::new();
+    let mut bad = 0;
+    for (i, doc) in docs.iter().enumerate() {
+        let ours = grail_verdicts(&grail_check(policy, doc));
+        let theirs = rego.verdicts(doc);
+        compared += ours.len();
+        if ours != theirs {
+            bad += 1;
+            if bad <= 5 {
+                report.push_str(&format!("binding {i}: {doc}\n"));
+                for v in ours.difference(&theirs) {
+                    report.push_str(&format!("  grail only: {v:?}\n"));
+                }
+                for v in theirs.difference(&ours) {
+                    report.push_str(&format!("  rego only:  {v:?}\n"));
+                }
+            }
+        }
+    }
+    if bad == 0 { Ok(compared) } else { Err(format!("{bad} of {} bindings disagree\n{report}", docs.len())) }
+}
