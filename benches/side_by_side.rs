@@ -138,7 +138,8 @@ fn cold(commands: &[Vec<String>], runs: usize) -> Vec<Stats> {
 fn peak_rss(argv: &[String]) -> Option<(f64, String)> {
     let out = Command::new("/usr/bin/time").arg("-v").args(argv).current_dir(workspace()).output().ok()?;
     let err = String::from_utf8_lossy(&out.stderr);
-    let kb: f64 = err.lines().find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))?.parse().ok()?;
+    let kb: f64 =
+        err.lines().find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))?.parse().ok()?;
     let wall = err
         .lines()
         .find_map(|l| l.trim().strip_prefix("Elapsed (wall clock) time (h:mm:ss or m:ss): "))
@@ -157,7 +158,10 @@ fn main() {
     let mut rego = Rego::new();
     let docs = bindings(SEED, COUNT);
     let bytes: usize = docs.iter().map(String::len).sum();
-    let failing = docs.iter().filter(|d| grail_check(&policy, d).iter().any(|f| f.outcome == grail_engine::Outcome::Fail)).count();
+    let failing = docs
+        .iter()
+        .filter(|d| grail_check(&policy, d).iter().any(|f| f.outcome == grail_engine::Outcome::Fail))
+        .count();
 
     // ---- the agreement assertion, before any timing
     let t = Instant::now();
@@ -191,7 +195,13 @@ fn main() {
     let rego_load = sample(5, 10, 200, budget, || {
         std::hint::black_box(Rego::new());
     });
-    table.row("parse + compile the library", "grail", Some(&compile), ratio(&compile, &rego_load), "shipped library, 12 files, sections 1-10".into());
+    table.row(
+        "parse + compile the library",
+        "grail",
+        Some(&compile),
+        ratio(&compile, &rego_load),
+        "shipped library, 12 files, sections 1-10".into(),
+    );
     table.row("", "regorus", Some(&rego_load), String::new(), "parse guardrails.rego (sections 1-6)".into());
 
     // ---- one binding, in process
@@ -201,7 +211,13 @@ fn main() {
     let rego_one = sample(5, 10, 1000, budget, || {
         std::hint::black_box(rego.eval(BINDING_3K));
     });
-    table.row("check one 3 KB binding (warm)", "grail", Some(&one), ratio(&one, &rego_one), "load JSON + every rule".into());
+    table.row(
+        "check one 3 KB binding (warm)",
+        "grail",
+        Some(&one),
+        ratio(&one, &rego_one),
+        "load JSON + every rule".into(),
+    );
     table.row("", "regorus", Some(&rego_one), String::new(), "set_input_json + eval findings".into());
 
     // ---- one binding, cold process
@@ -210,26 +226,55 @@ fn main() {
     let runs = if quick { 20 } else { 100 };
     if rego_bin.exists() {
         let commands = vec![
-            vec![grail_bin.display().to_string(), "check".into(), "--format".into(), "json".into(), "benches/data/binding-3k.json".into()],
-            vec![rego_bin.display().to_string(), "benches/rego/guardrails.rego".into(), "benches/data/binding-3k.json".into()],
+            vec![
+                grail_bin.display().to_string(),
+                "check".into(),
+                "--format".into(),
+                "json".into(),
+                "benches/data/binding-3k.json".into(),
+            ],
+            vec![
+                rego_bin.display().to_string(),
+                "benches/rego/guardrails.rego".into(),
+                "benches/data/binding-3k.json".into(),
+            ],
         ];
         let s = cold(&commands, runs);
         let target = if s[0].median <= Duration::from_millis(10) { "≤ 10 ms: met" } else { "≤ 10 ms: NOT met" };
         let r = s[0].median.as_secs_f64() / s[1].median.as_secs_f64();
         let rt = if r <= 0.5 { "≤ 0.5×: met" } else { "≤ 0.5×: NOT met" };
-        table.row("one binding, cold process", "grail", Some(&s[0]), ratio(&s[0], &s[1]), format!("`grail check --format json`, {runs} runs; {target}; {rt}"));
+        table.row(
+            "one binding, cold process",
+            "grail",
+            Some(&s[0]),
+            ratio(&s[0], &s[1]),
+            format!("`grail check --format json`, {runs} runs; {target}; {rt}"),
+        );
         table.row("", "regorus", Some(&s[1]), String::new(), "`bench_rego_cold`: load .rego + input, eval".into());
     } else {
-        table.row("one binding, cold process", "grail", None, String::new(), "build the examples first (scripts/bench.sh)".into());
+        table.row(
+            "one binding, cold process",
+            "grail",
+            None,
+            String::new(),
+            "build the examples first (scripts/bench.sh)".into(),
+        );
     }
 
     // ---- explain one failure
     let explain = sample(20, 10, 2000, budget, || {
-        let loaded = grail_engine::document::load(BINDING_3K_DEMOTED, grail_engine::document::Format::Json, &Default::default());
+        let loaded =
+            grail_engine::document::load(BINDING_3K_DEMOTED, grail_engine::document::Format::Json, &Default::default());
         let input = grail_engine::check::Input { path: PATH, text: BINDING_3K_DEMOTED, loaded: Some(&loaded) };
         std::hint::black_box(grail_engine::explain::explain(&policy, &[input], &[]));
     });
-    table.row("explain one failure", "grail", Some(&explain), "no peer".into(), "3 KB binding, C3 auto-merge demoted".into());
+    table.row(
+        "explain one failure",
+        "grail",
+        Some(&explain),
+        "no peer".into(),
+        "3 KB binding, C3 auto-merge demoted".into(),
+    );
 
     // ---- 10,000 bindings in one process
     let many = sample(1, 5, 50, budget * 2, || {
@@ -258,7 +303,13 @@ fn main() {
             if mbs(&many) >= 100.0 { "met" } else { "NOT met" }
         ),
     );
-    table.row("", "regorus", Some(&rego_many), String::new(), format!("{:.0} bindings/s, {:.1} MB/s", per_s(&rego_many), mbs(&rego_many)));
+    table.row(
+        "",
+        "regorus",
+        Some(&rego_many),
+        String::new(),
+        format!("{:.0} bindings/s, {:.1} MB/s", per_s(&rego_many), mbs(&rego_many)),
+    );
 
     // ---- memory peak, 10,000 streamed
     let stream = release_dir().join("examples").join("bench_stream");
@@ -268,7 +319,10 @@ fn main() {
             match peak_rss(&argv) {
                 Some((mb, wall)) => {
                     let note = if tool == "grail" {
-                        format!("max RSS, `/usr/bin/time -v bench_stream grail` ({wall} wall); ≤ 50 MB: {}", if mb <= 50.0 { "met" } else { "NOT met" })
+                        format!(
+                            "max RSS, `/usr/bin/time -v bench_stream grail` ({wall} wall); ≤ 50 MB: {}",
+                            if mb <= 50.0 { "met" } else { "NOT met" }
+                        )
                     } else {
                         format!("max RSS, `/usr/bin/time -v bench_stream rego` ({wall} wall)")
                     };
@@ -281,15 +335,39 @@ fn main() {
                         note,
                     ]);
                 }
-                None => table.row("peak memory, 10,000 streamed", tool, None, String::new(), "/usr/bin/time -v unavailable".into()),
+                None => table.row(
+                    "peak memory, 10,000 streamed",
+                    tool,
+                    None,
+                    String::new(),
+                    "/usr/bin/time -v unavailable".into(),
+                ),
             }
         }
     } else {
-        table.row("peak memory, 10,000 streamed", "grail", None, String::new(), "build the examples first (scripts/bench.sh)".into());
+        table.row(
+            "peak memory, 10,000 streamed",
+            "grail",
+            None,
+            String::new(),
+            "build the examples first (scripts/bench.sh)".into(),
+        );
     }
 
-    table.row("analyze the library", "grail", None, String::new(), "not measured: `analyze` is being written in another branch".into());
-    table.row("compiled admission questions", "cedar-policy", None, String::new(), "not measured: grail has no Cedar compile target yet".into());
+    table.row(
+        "analyze the library",
+        "grail",
+        None,
+        String::new(),
+        "not measured: `analyze` is being written in another branch".into(),
+    );
+    table.row(
+        "compiled admission questions",
+        "cedar-policy",
+        None,
+        String::new(),
+        "not measured: grail has no Cedar compile target yet".into(),
+    );
 
     println!();
     println!(
@@ -299,7 +377,10 @@ fn main() {
         bytes as f64 / docs.len() as f64,
         BINDING_3K.len()
     );
-    println!("samples: compile {}, one {}, explain {}, 10,000 grail {} / regorus {}", compile.samples, one.samples, explain.samples, many.samples, rego_many.samples);
+    println!(
+        "samples: compile {}, one {}, explain {}, 10,000 grail {} / regorus {}",
+        compile.samples, one.samples, explain.samples, many.samples, rego_many.samples
+    );
     println!();
     table.print();
 }

@@ -220,9 +220,19 @@ keep(s, "deterministic") := and3(role_is(s, "checker"), scanner3(s))
 
 keep(s, "generator") := role_is(s, "generator")
 
-model_slots(t) := slots_where(t, "model")
+# Per class, computed once per evaluation (a rule is cached; a function call is not).
+models[c] := slots_where(t, "model") if some c, t in topology
 
-generators(t) := slots_where(t, "generator")
+gens[c] := slots_where(t, "generator") if some c, t in topology
+
+deterministic[c] := slots_where(t, "deterministic") if some c, t in topology
+
+cross_vendor[c] := cross_vendor3(c, t) if some c, t in topology
+
+slot_names[c] := [n | some o in t.roles; n := slot_name(o)] if {
+	some c, t in topology
+	roles_state(t) == "list"
+}
 
 # The effective minimum: max(binding, floor), the floor when absent, unknown when invalid.
 effective_min(c, t, f, least) := {"ok": true, "v": matrix[c][f]} if {
@@ -562,20 +572,13 @@ findings contains finding(rule, "binding", "U") if {
 findings contains finding("topology.checker_count", topology_subject(c), k) if {
 	some c, t in topology
 	roles_state(t) == "list"
-	k := checker_count(c, t)
+	k := checker_count(models[c], deterministic[c], effective_min(c, t, "min_checkers", 1))
 	k != "T"
 }
 
-checker_count(c, t) := "U" if {
-	m := model_slots(t)
-	d := slots_where(t, "deterministic")
-	need := effective_min(c, t, "min_checkers", 1)
+checker_count(m, d, need) := "U" if {
 	not all_known([m, d], need)
-} else := truth(count({s.scanner_class | some s in d.list}) + count(m.list) >= need.v) if {
-	m := model_slots(t)
-	d := slots_where(t, "deterministic")
-	need := effective_min(c, t, "min_checkers", 1)
-}
+} else := truth(count({s.scanner_class | some s in d.list}) + count(m.list) >= need.v)
 
 all_known(lists, need) if {
 	every l in lists {
@@ -588,13 +591,13 @@ all_known(lists, need) if {
 findings contains finding("topology.model_checker_count", topology_subject(c), k) if {
 	some c, t in topology
 	roles_state(t) == "list"
-	k := model_checker_count(c, t)
+	k := model_checker_count(models[c], effective_min(c, t, "min_model_checkers", 0))
 	k != "T"
 }
 
-model_checker_count(c, t) := "U" if {
-	not all_known([model_slots(t)], effective_min(c, t, "min_model_checkers", 0))
-} else := truth(count(model_slots(t).list) >= effective_min(c, t, "min_model_checkers", 0).v)
+model_checker_count(m, need) := "U" if {
+	not all_known([m], need)
+} else := truth(count(m.list) >= need.v)
 
 # `for s in t.roles`: unknown when roles is invalid (or the topology is).
 findings contains finding(rule, topology_subject(c), "U") if {
@@ -607,9 +610,8 @@ findings contains finding(rule, topology_subject(c), "U") if {
 findings contains finding("topology.undeclared_role", slot_subject(c, s, i), k) if {
 	some c, t in topology
 	roles_state(t) == "list"
-	names := [n | some o in t.roles; n := slot_name(o)]
 	some i, s in t.roles
-	k := undeclared_role(s, names)
+	k := undeclared_role(s, slot_names[c])
 	k != "T"
 }
 
@@ -642,21 +644,21 @@ empty3(l) := "U" if l.state != "list" else := truth(count(l.list) == 0)
 
 # `for m in model_slots(t)` and `for (a, b) in pairs(model_slots(t))`: unknown
 # when the slots cannot be established.
-model_domain_unknown(t) if model_slots(t).state in {"invalid", "unknown"}
+model_domain_unknown(c) if models[c].state in {"invalid", "unknown"}
 
 findings contains finding(rule, topology_subject(c), "U") if {
 	some c, t in topology
-	model_domain_unknown(t)
+	model_domain_unknown(c)
 	some rule in ["topology.generator_independence", "topology.pairwise_distinct"]
 }
 
 # topology.generator_independence
 findings contains finding("topology.generator_independence", sprintf("verification_topology.%s[%s]", [c, m.name]), k) if {
 	some c, t in topology
-	ms := model_slots(t)
+	ms := models[c]
 	ms.state == "list"
 	some m in ms.list
-	k := independent_of_generators(m, generators(t))
+	k := independent_of_generators(m, gens[c])
 	k != "T"
 }
 
@@ -667,7 +669,7 @@ independent_of_generators(m, gens) := "U" if {
 # topology.pairwise_distinct
 findings contains finding("topology.pairwise_distinct", pair_subject(c, a, b), k) if {
 	some c, t in topology
-	ms := model_slots(t)
+	ms := models[c]
 	ms.state == "list"
 	some i, a in ms.list
 	some j, b in ms.list
@@ -681,15 +683,15 @@ cross_vendor_rules := ["topology.cross_vendor_population", "topology.cross_vendo
 
 findings contains finding(rule, topology_subject(c), "U") if {
 	some c, t in topology
-	cross_vendor3(c, t) == "U"
+	cross_vendor[c] == "U"
 	some rule in cross_vendor_rules
 }
 
 findings contains finding("topology.cross_vendor_population", topology_subject(c), k) if {
 	some c, t in topology
-	cross_vendor3(c, t) == "T"
+	cross_vendor[c] == "T"
 	roles_state(t) == "list"
-	ms := model_slots(t)
+	ms := models[c]
 	k := population(ms)
 	k != "T"
 }
@@ -698,18 +700,18 @@ population(ms) := "U" if ms.state != "list" else := truth(count(ms.list) >= 2)
 
 findings contains finding(rule, topology_subject(c), "U") if {
 	some c, t in topology
-	cross_vendor3(c, t) == "T"
-	model_domain_unknown(t)
+	cross_vendor[c] == "T"
+	model_domain_unknown(c)
 	some rule in ["topology.cross_vendor_generator", "topology.cross_vendor_pairwise"]
 }
 
 findings contains finding("topology.cross_vendor_generator", sprintf("verification_topology.%s[%s]", [c, m.name]), k) if {
 	some c, t in topology
-	cross_vendor3(c, t) == "T"
-	ms := model_slots(t)
+	cross_vendor[c] == "T"
+	ms := models[c]
 	ms.state == "list"
 	some m in ms.list
-	k := cross_vendor_generator(m, generators(t))
+	k := cross_vendor_generator(m, gens[c])
 	k != "T"
 }
 
@@ -722,8 +724,8 @@ cross_vendor_generator(m, gens) := "U" if {
 
 findings contains finding("topology.cross_vendor_pairwise", pair_subject(c, a, b), k) if {
 	some c, t in topology
-	cross_vendor3(c, t) == "T"
-	ms := model_slots(t)
+	cross_vendor[c] == "T"
+	ms := models[c]
 	ms.state == "list"
 	some i, a in ms.list
 	some j, b in ms.list

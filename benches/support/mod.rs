@@ -255,13 +255,30 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
         0 => drop(top(doc).remove("schema_version")),
         1 => drop(top(doc).insert("schema_version".into(), json!(*rng.pick(&["2.0", "1", ""])))),
         2 => drop(top(doc).insert("schema_version".into(), json!(1))),
-        3 => drop(top(doc).insert("executor_class".into(), json!(*rng.pick(&["vendor-hosted", "cloud", "Self-Operated"])))),
+        3 => drop(
+            top(doc).insert("executor_class".into(), json!(*rng.pick(&["vendor-hosted", "cloud", "Self-Operated"]))),
+        ),
         4 => drop(map_of(doc, "merge_policy").insert(class.into(), json!("auto"))),
         5 => drop(map_of(doc, "merge_policy").insert(class.into(), json!(*rng.pick(&["robot", "Auto"])))),
-        6 => drop(map_of(doc, *rng.pick(&["merge_policy", "security_review", "verification_blocking"])).insert("C9".into(), json!("human"))),
-        7 => drop(top(doc).insert(rng.pick(&["merge_policy", "verification_blocking", "security_review", "verification_topology"]).to_string(), json!(*rng.pick(&["auto", "blocking"])))),
-        8 => drop(map_of(doc, "verification_blocking").insert(class.into(), json!(*rng.pick(&["advisory", "off", "sometimes"])))),
-        9 => drop(map_of(doc, "security_review").insert(class.into(), [json!("advisory"), json!("off"), json!(3)][rng.below(3)].clone())),
+        6 => drop(
+            map_of(doc, *rng.pick(&["merge_policy", "security_review", "verification_blocking"]))
+                .insert("C9".into(), json!("human")),
+        ),
+        7 => drop(
+            top(doc).insert(
+                rng.pick(&["merge_policy", "verification_blocking", "security_review", "verification_topology"])
+                    .to_string(),
+                json!(*rng.pick(&["auto", "blocking"])),
+            ),
+        ),
+        8 => drop(
+            map_of(doc, "verification_blocking")
+                .insert(class.into(), json!(*rng.pick(&["advisory", "off", "sometimes"]))),
+        ),
+        9 => drop(
+            map_of(doc, "security_review")
+                .insert(class.into(), [json!("advisory"), json!("off"), json!(3)][rng.below(3)].clone()),
+        ),
         10 => {
             let routes = map_of(doc, "escalation_routes");
             routes.remove("verification-divergence");
@@ -311,7 +328,10 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
             if let Some(s) = some_slot(rng, doc) {
                 let name = s.get("name").cloned().unwrap_or(json!("x"));
                 let target = if rng.chance(50) { name } else { json!("ghost") };
-                s.insert(rng.pick(&["distinct_model_from", "distinct_vendor_from", "not_weaker_than"]).to_string(), json!([target]));
+                s.insert(
+                    rng.pick(&["distinct_model_from", "distinct_vendor_from", "not_weaker_than"]).to_string(),
+                    json!([target]),
+                );
             }
         }
         18 => {

@@ -193,10 +193,11 @@ pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
         findings.extend(out);
     }
-    findings.sort_by(|a, b| {
-        let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
-        pos(a).cmp(&pos(b)).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
-    });
+    // Sorted by position, rule, subject (stable); each position computed once.
+    let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
+    let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
+    keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
+    let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
     Run { findings, single, all, layers: layer_names }
 }
 

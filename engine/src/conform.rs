@@ -103,10 +103,10 @@ pub(crate) fn structural(check: Option<&CheckDef>, subject: &str, message: Strin
 /// Every structural rule of the kind gets an outcome: its failures, or a pass.
 pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &Env<'_>) -> (Val, Vec<Finding>) {
     let def = &policy.documents[kind as usize];
-    let mut checks = def.checks.clone();
+    let mut checks: [Option<&CheckDef>; CHECK_KINDS] = std::array::from_fn(|i| def.checks[i].as_ref());
     for (i, c) in env.overrides.iter().enumerate() {
         if c.is_some() {
-            checks[i] = c.clone();
+            checks[i] = c.as_ref();
         }
     }
     let mut cx = Cx {
@@ -115,13 +115,13 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         doc,
         findings: Vec::new(),
         overrides: env.overrides,
-        checks: checks.clone(),
+        checks,
         keys: Vec::new(),
         bound_subjects: HashMap::new(),
         unique_subjects: HashMap::new(),
     };
     let forbidden: HashMap<&str, &ForbidDef> = def.forbids.iter().map(|f| (f.key.as_str(), f)).collect();
-    cx.forbidden(root, &forbidden, "");
+    cx.forbidden(root, &forbidden, &mut Vec::new());
     let value = cx.value(root, &Ty::Record(def.record), None, "");
 
     // A pass for every structural rule that found nothing.
@@ -228,12 +228,37 @@ struct Cx<'a, 'r> {
     doc: u32,
     findings: Vec<Finding>,
     /// The structural rule ids in force for the record being read.
-    checks: Checks,
+    checks: [Option<&'a CheckDef>; CHECK_KINDS],
     /// Enclosing enumeration keys (`C3` of `verification_topology.C3`), innermost last.
     keys: Vec<(EnumId, u32)>,
     /// Per bound rule, each subject checked and its outcome.
     bound_subjects: HashMap<String, Subjects>,
     unique_subjects: HashMap<String, Subjects>,
+}
+
+/// One step of a path into a document: a key, or an index into a list.
+enum Segment<'n> {
+    Key(&'n str),
+    Index(usize),
+}
+
+/// `a.b[2].c`, as [`join`] and list indices write it.
+fn render_path(path: &[Segment<'_>]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Segment::Key(k) if out.is_empty() => out.push_str(k),
+            Segment::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Segment::Index(i) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "[{i}]");
+            }
+        }
+    }
+    out
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -259,7 +284,7 @@ fn describe(node: &Node) -> String {
 
 impl Cx<'_, '_> {
     fn fail(&mut self, check: usize, subject: &str, message: String, span: Span) {
-        let f = structural(self.checks[check].as_ref(), subject, message, self.doc, span);
+        let f = structural(self.checks[check], subject, message, self.doc, span);
         self.findings.push(f);
     }
 
@@ -301,20 +326,22 @@ impl Cx<'_, '_> {
         self.invalid(node.span)
     }
 
-    /// Reports every forbidden key, wherever it is.
-    fn forbidden(&mut self, node: &Node, forbidden: &HashMap<&str, &ForbidDef>, path: &str) {
+    /// Reports every forbidden key, wherever it is. The path is kept as
+    /// segments and written out only for a key that is reported.
+    fn forbidden<'n>(&mut self, node: &'n Node, forbidden: &HashMap<&str, &ForbidDef>, path: &mut Vec<Segment<'n>>) {
         if forbidden.is_empty() {
             return;
         }
         match &node.kind {
             NodeKind::Map(entries) => {
                 for e in entries {
-                    let here = join(path, &e.key);
+                    path.push(Segment::Key(&e.key));
                     if let Some(f) = forbidden.get(e.key.as_str()) {
+                        let here = render_path(path);
                         self.findings.push(Finding {
                             rule: f.rule.clone(),
                             outcome: Outcome::Fail,
-                            subject: here.clone(),
+                            subject: here,
                             message: format!("`{}` is not accepted anywhere: a bound has no escape key", e.key),
                             location: Some((self.doc, e.key_span)),
                             policy: Some(f.loc),
@@ -323,12 +350,15 @@ impl Cx<'_, '_> {
                             trace: Vec::new(),
                         });
                     }
-                    self.forbidden(&e.value, forbidden, &here);
+                    self.forbidden(&e.value, forbidden, path);
+                    path.pop();
                 }
             }
             NodeKind::List(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.forbidden(item, forbidden, &format!("{path}[{i}]"));
+                    path.push(Segment::Index(i));
+                    self.forbidden(item, forbidden, path);
+                    path.pop();
                 }
             }
             _ => {}
@@ -368,11 +398,15 @@ impl Cx<'_, '_> {
             }
             (Ty::Record(r), NodeKind::Map(entries)) => self.record(*r, entries, node.span, path),
             (Ty::List(elem), NodeKind::List(items)) => {
-                let vals: Vec<Val> = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| self.value(item, elem, field, &format!("{path}[{i}]")))
-                    .collect();
+                let mut vals: Vec<Val> = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    // The path is written out only for what needs it (an error, a record).
+                    let v = match self.scalar(item, elem, field) {
+                        Some(v) => v,
+                        None => self.value(item, elem, field, &format!("{path}[{i}]")),
+                    };
+                    vals.push(v);
+                }
                 if let Some(u) = field.and_then(|f| f.unique.as_ref()) {
                     self.unique(u, &vals, path, node.span);
                 }
@@ -383,11 +417,27 @@ impl Cx<'_, '_> {
         }
     }
 
+    /// A well-typed scalar, read as [`Cx::value`] reads it, without a path;
+    /// `None` for anything else (which `value` then reads, path and all).
+    fn scalar(&self, node: &Node, ty: &Ty, field: Option<&FieldDef>) -> Option<Val> {
+        let int_min = field.and_then(|f| f.int_min);
+        Some(match (ty, &node.kind) {
+            (Ty::Bool, NodeKind::Bool(b)) => self.located(ValKind::Bool(*b), node.span),
+            (Ty::Int, NodeKind::Int(i)) if int_min.is_none_or(|m| *i >= m) => self.located(ValKind::Int(*i), node.span),
+            (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
+            (Ty::Enum(e), NodeKind::Str(s)) => {
+                let v = self.policy.enums[*e as usize].variants.iter().position(|v| v == s)?;
+                self.located(ValKind::Enum(*e, v as u32), node.span)
+            }
+            _ => return None,
+        })
+    }
+
     fn unique(&mut self, check: &CheckDef, vals: &[Val], path: &str, span: Span) {
-        let mut seen: HashMap<String, &Val> = HashMap::new();
+        let mut seen: HashMap<crate::value::IdKey<'_>, &Val> = HashMap::new();
         let mut clean = true;
         for v in vals {
-            let Some(id) = v.identity(self.policy) else { continue };
+            let Some(id) = v.id_key(self.policy) else { continue };
             if let Some(first) = seen.get(&id) {
                 clean = false;
                 let here = v.origin.document_span().map(|(_, s)| s).unwrap_or(span);
@@ -487,6 +537,11 @@ impl Cx<'_, '_> {
 
     /// Indices of entries whose key appears earlier too; each is reported.
     fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str) -> HashSet<usize> {
+        // The common case, a small mapping without duplicates, allocates nothing.
+        if entries.len() <= 16 && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| f.key == e.key))
+        {
+            return HashSet::new();
+        }
         let mut first: HashMap<&str, usize> = HashMap::new();
         let mut dup = HashSet::new();
         for (i, e) in entries.iter().enumerate() {
@@ -496,7 +551,7 @@ impl Cx<'_, '_> {
                     dup.insert(j);
                     let here = join(path, &e.key);
                     let mut f = structural(
-                        self.checks[CHECK_DUPLICATE_KEY].as_ref(),
+                        self.checks[CHECK_DUPLICATE_KEY],
                         &here,
                         format!(
                             "key `{}` appears twice in {}; readers would disagree on which one counts, so neither does",
@@ -519,12 +574,12 @@ impl Cx<'_, '_> {
 
     fn record(&mut self, r: RecordId, entries: &[crate::document::Entry], span: Span, path: &str) -> Val {
         let def = &self.policy.records[r as usize];
-        let saved = self.checks.clone();
+        let saved = self.checks;
         for (i, c) in def.checks.iter().enumerate() {
             if let Some(c) = c
                 && self.overrides[i].is_none()
             {
-                self.checks[i] = Some(c.clone());
+                self.checks[i] = Some(c);
             }
         }
         let duplicated = self.duplicates(entries, path);
@@ -533,8 +588,8 @@ impl Cx<'_, '_> {
             if self.is_forbidden(&e.key) {
                 continue;
             }
-            let here = join(path, &e.key);
             let Some(fi) = def.field(&e.key) else {
+                let here = join(path, &e.key);
                 // A selector key (`kind`) is part of every document.
                 if path.is_empty() && self.is_selector_key(&e.key) {
                     continue;
@@ -555,12 +610,20 @@ impl Cx<'_, '_> {
                 continue;
             }
             let field = &def.fields[fi];
+            if !field.is_ref
+                && field.bounds.is_empty()
+                && let Some(v) = self.scalar(&e.value, &field.ty, Some(field))
+            {
+                fields[fi] = Some(v);
+                continue;
+            }
+            let here = join(path, &e.key);
             let val = if field.is_ref {
                 self.reference(&e.value, field, &here)
             } else {
                 self.value(&e.value, &field.ty, Some(field), &here)
             };
-            if !matches!(field.ty, Ty::Map(..)) {
+            if !matches!(field.ty, Ty::Map(..)) && !field.bounds.is_empty() {
                 self.bounds(field, &val, &here);
             }
             fields[fi] = Some(val);
@@ -568,38 +631,43 @@ impl Cx<'_, '_> {
         let mut out = Vec::with_capacity(fields.len());
         for (fi, v) in fields.into_iter().enumerate() {
             let field = &def.fields[fi];
-            let here = join(path, &field.name);
             out.push(match v {
                 Some(v) => v,
-                None => match &field.default {
-                    Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
-                    Some(_) => {
-                        // A map left out entirely: every key takes its default.
-                        let mut m = match &field.ty {
-                            Ty::Map(k, vt) => self.map(k, vt, &[], Some(field), span, &here),
-                            _ => Val::unknown(),
-                        };
-                        m.origin = Origin::Missing { what: here.as_str().into(), doc: Some(self.doc), span };
-                        m
-                    }
-                    None => {
-                        if !field.optional {
-                            let check =
-                                if self.checks[CHECK_MISSING_KEY].is_some() { CHECK_MISSING_KEY } else { CHECK_TYPE };
-                            self.fail(
-                                check,
-                                &here,
-                                if path.is_empty() {
-                                    format!("the key `{}` is required", field.name)
-                                } else {
-                                    format!("`{path}` requires the key `{}`", field.name)
-                                },
-                                span,
-                            );
+                None => {
+                    let here = join(path, &field.name);
+                    match &field.default {
+                        Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
+                        Some(_) => {
+                            // A map left out entirely: every key takes its default.
+                            let mut m = match &field.ty {
+                                Ty::Map(k, vt) => self.map(k, vt, &[], Some(field), span, &here),
+                                _ => Val::unknown(),
+                            };
+                            m.origin = Origin::Missing { what: here.as_str().into(), doc: Some(self.doc), span };
+                            m
                         }
-                        Val::missing(&here, Some(self.doc), span)
+                        None => {
+                            if !field.optional {
+                                let check = if self.checks[CHECK_MISSING_KEY].is_some() {
+                                    CHECK_MISSING_KEY
+                                } else {
+                                    CHECK_TYPE
+                                };
+                                self.fail(
+                                    check,
+                                    &here,
+                                    if path.is_empty() {
+                                        format!("the key `{}` is required", field.name)
+                                    } else {
+                                        format!("`{path}` requires the key `{}`", field.name)
+                                    },
+                                    span,
+                                );
+                            }
+                            Val::missing(&here, Some(self.doc), span)
+                        }
                     }
-                },
+                }
             });
         }
         self.checks = saved;
@@ -626,7 +694,7 @@ impl Cx<'_, '_> {
                 val
             }
             Resolved::Broken { doc, error } => {
-                let f = structural(self.checks[CHECK_SYNTAX].as_ref(), path, error.message, doc, error.span);
+                let f = structural(self.checks[CHECK_SYNTAX], path, error.message, doc, error.span);
                 self.findings.push(f);
                 self.invalid(node.span)
             }

@@ -8,7 +8,7 @@ use grail_lang::ast::Span;
 
 use crate::diagnostic::{Finding, Outcome, Provenance, Read, Step};
 use crate::hir::*;
-use crate::value::{Origin, Truth, Val, ValKind};
+use crate::value::{IdKey, Origin, Truth, Val, ValKind};
 
 /// The documents a rule is evaluated over.
 pub struct Roots<'a> {
@@ -153,8 +153,14 @@ impl Walk<'_, '_> {
         });
     }
 
-    /// Records a clause passed (when tracing), with what it read since the last.
-    fn step(&mut self, ev: &mut Evaluator<'_>, clause: String, result: String) -> bool {
+    /// Records a clause passed (when tracing), with what it read since the
+    /// last; `describe` gives the clause and its result, and is called only
+    /// when tracing (checking builds no trace text).
+    fn step(&mut self, ev: &mut Evaluator<'_>, describe: impl FnOnce(&Evaluator<'_>) -> (String, String)) -> bool {
+        if ev.reads.is_none() {
+            return false;
+        }
+        let (clause, result) = describe(ev);
         let Some(reads) = ev.reads.as_mut() else { return false };
         let taken = last_reads(std::mem::take(reads));
         self.steps.push(Step { clause, result, reads: taken });
@@ -201,8 +207,8 @@ impl Walk<'_, '_> {
                     if let Some(reads) = &domain_reads {
                         ev.reads = Some(reads.clone());
                     }
-                    ev.bind(pattern, values.clone());
                     if let Some(f) = filter {
+                        ev.bind_ref(pattern, &values);
                         match ev.eval(f).as_truth() {
                             Truth::True => {}
                             Truth::False => continue,
@@ -220,29 +226,38 @@ impl Walk<'_, '_> {
                         }
                     }
                     any = true;
-                    let labels: Vec<String> = match (name, pattern) {
-                        (Some(name), _) => vec![name],
-                        (None, PatternDef::Entry(..)) => {
-                            values[..1].iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect()
-                        }
-                        (None, _) => {
-                            values.iter().map(|v| v.label(ev.policy).unwrap_or_else(|| n.to_string())).collect()
-                        }
-                    };
                     self.subject.truncate(base);
-                    let segment = if self.subject.is_empty() {
-                        labels.join(", ")
+                    let (open, close) = if self.subject.is_empty() {
+                        ("", "")
                     } else if matches!(pattern, PatternDef::Entry(..)) || (label.is_some() && base == depth + 1) {
-                        format!(".{}", labels.join(", "))
+                        (".", "")
                     } else {
-                        format!("[{}]", labels.join(", "))
+                        ("[", "]")
                     };
+                    let mut segment = String::from(open);
+                    match (name, pattern) {
+                        (Some(name), _) => segment.push_str(&name),
+                        (None, PatternDef::Entry(..)) => push_label(&mut segment, &values[0], n, ev.policy),
+                        (None, _) => {
+                            for (k, v) in values.iter().enumerate() {
+                                if k > 0 {
+                                    segment.push_str(", ");
+                                }
+                                push_label(&mut segment, v, n, ev.policy);
+                            }
+                        }
+                    }
+                    segment.push_str(close);
                     self.subject.push(segment);
                     self.bound.push(values.last().and_then(|v| v.origin.document_span()));
-                    let shown: Vec<String> =
-                        names.iter().zip(&values).map(|(n, v)| format!("{n} = {}", v.display(ev.policy))).collect();
-                    let header = format!("for {} in {}", names.join(", "), domain.text);
-                    let traced = self.step(ev, header, shown.join(", "));
+                    let traced = self.step(ev, |ev| {
+                        let shown: Vec<String> = names
+                            .iter()
+                            .zip(values.iter())
+                            .map(|(n, v)| format!("{n} = {}", v.display(ev.policy)))
+                            .collect();
+                        (format!("for {} in {}", names.join(", "), domain.text), shown.join(", "))
+                    });
                     ev.bind(pattern, values);
                     self.clauses(ev, i + 1);
                     if traced {
@@ -261,7 +276,7 @@ impl Walk<'_, '_> {
             }
             ClauseDef::Let { slot, name, value } => {
                 let v = ev.eval(value);
-                let traced = self.step(ev, format!("let {name} = {}", value.text), v.display(ev.policy));
+                let traced = self.step(ev, |ev| (format!("let {name} = {}", value.text), v.display(ev.policy)));
                 ev.env[*slot as usize] = v;
                 self.clauses(ev, i + 1);
                 if traced {
@@ -270,14 +285,14 @@ impl Walk<'_, '_> {
             }
             ClauseDef::When { guard, reason } => match ev.eval(guard).as_truth() {
                 Truth::True => {
-                    let traced = self.step(ev, format!("when {}", guard.text), "true".into());
+                    let traced = self.step(ev, |_| (format!("when {}", guard.text), "true".into()));
                     self.clauses(ev, i + 1);
                     if traced {
                         self.steps.pop();
                     }
                 }
                 Truth::False => {
-                    self.step(ev, format!("when {}", guard.text), "false".into());
+                    self.step(ev, |_| (format!("when {}", guard.text), "false".into()));
                     let message = match reason {
                         Some(t) => ev.render(t),
                         None => format!("`{}` does not hold", guard.text),
@@ -286,7 +301,7 @@ impl Walk<'_, '_> {
                     self.pop_step(ev);
                 }
                 Truth::Unknown => {
-                    self.step(ev, format!("when {}", guard.text), "unknown".into());
+                    self.step(ev, |_| (format!("when {}", guard.text), "unknown".into()));
                     let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
                     self.emit(
                         ev,
@@ -303,7 +318,7 @@ impl Walk<'_, '_> {
                     Truth::False => "false",
                     Truth::Unknown => "unknown",
                 };
-                let traced = self.step(ev, format!("require {}", check.text), result.into());
+                let traced = self.step(ev, |_| (format!("require {}", check.text), result.into()));
                 match truth {
                     Truth::True => self.emit(ev, Outcome::Pass, String::new()),
                     Truth::False => {
@@ -324,6 +339,31 @@ impl Walk<'_, '_> {
                 }
             }
         }
+    }
+}
+
+/// The one or two values a pattern binds for one element of a domain
+/// (inline: no allocation per element).
+struct Bound {
+    vals: [Val; 2],
+    len: usize,
+}
+
+impl Bound {
+    fn one(a: Val) -> Bound {
+        Bound { vals: [a, Val::unknown()], len: 1 }
+    }
+
+    fn two(a: Val, b: Val) -> Bound {
+        Bound { vals: [a, b], len: 2 }
+    }
+}
+
+impl std::ops::Deref for Bound {
+    type Target = [Val];
+
+    fn deref(&self) -> &[Val] {
+        &self.vals[..self.len]
     }
 }
 
@@ -367,50 +407,63 @@ impl<'a> Evaluator<'a> {
 
     /// The bindings a pattern takes over a domain (for questions).
     pub fn elements_of(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
-        Some(self.elements(domain, pattern)?.into_iter().map(|(v, _)| v).collect())
+        Some(self.elements(domain, pattern)?.into_iter().map(|(v, _)| v.to_vec()).collect())
     }
 
     /// Binds a pattern's variables.
     pub fn bind_pattern(&mut self, pattern: &PatternDef, values: Vec<Val>) {
-        self.bind(pattern, values);
+        self.bind_ref(pattern, &values);
     }
 
-    fn bind(&mut self, pattern: &PatternDef, values: Vec<Val>) {
-        let mut values = values.into_iter();
+    fn bind_ref(&mut self, pattern: &PatternDef, values: &[Val]) {
+        let get = |i: usize| values.get(i).cloned().unwrap_or_else(Val::unknown);
         match *pattern {
-            PatternDef::One(a) => self.env[a as usize] = values.next().unwrap_or_else(Val::unknown),
+            PatternDef::One(a) => self.env[a as usize] = get(0),
             PatternDef::Entry(a, b) | PatternDef::Pair(a, b) => {
-                self.env[a as usize] = values.next().unwrap_or_else(Val::unknown);
-                self.env[b as usize] = values.next().unwrap_or_else(Val::unknown);
+                self.env[a as usize] = get(0);
+                self.env[b as usize] = get(1);
+            }
+        }
+    }
+
+    fn bind(&mut self, pattern: &PatternDef, values: Bound) {
+        let [first, second] = values.vals;
+        match *pattern {
+            PatternDef::One(a) => self.env[a as usize] = first,
+            PatternDef::Entry(a, b) | PatternDef::Pair(a, b) => {
+                self.env[a as usize] = first;
+                self.env[b as usize] = second;
             }
         }
     }
 
     /// The bindings a pattern takes over a domain, each with a name when the
     /// element has one of its own (a document); `None` when the domain is unknown.
-    fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<(Vec<Val>, Option<String>)>> {
+    fn elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<(Bound, Option<String>)>> {
         if let ValKind::Docs(k) = &domain.kind {
             let docs = self.all.get(*k as usize)?;
-            return Some(docs.iter().map(|(name, v)| (vec![v.clone()], Some(name.clone()))).collect());
+            return Some(docs.iter().map(|(name, v)| (Bound::one(v.clone()), Some(name.clone()))).collect());
         }
         Some(self.plain_elements(domain, pattern)?.into_iter().map(|v| (v, None)).collect())
     }
 
-    fn plain_elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Vec<Val>>> {
+    fn plain_elements(&self, domain: &Val, pattern: &PatternDef) -> Option<Vec<Bound>> {
         Some(match (&domain.kind, pattern) {
-            (ValKind::List(items), PatternDef::Entry(..)) => {
-                items.iter().enumerate().map(|(i, v)| vec![Val::computed(ValKind::Int(i as i64)), v.clone()]).collect()
-            }
-            (ValKind::List(items), _) => items.iter().map(|v| vec![v.clone()]).collect(),
+            (ValKind::List(items), PatternDef::Entry(..)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Bound::two(Val::computed(ValKind::Int(i as i64)), v.clone()))
+                .collect(),
+            (ValKind::List(items), _) => items.iter().map(|v| Bound::one(v.clone())).collect(),
             (ValKind::Map(entries), PatternDef::Entry(..)) => {
-                entries.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect()
+                entries.iter().map(|(k, v)| Bound::two(k.clone(), v.clone())).collect()
             }
-            (ValKind::Map(entries), _) => entries.iter().map(|(k, _)| vec![k.clone()]).collect(),
+            (ValKind::Map(entries), _) => entries.iter().map(|(k, _)| Bound::one(k.clone())).collect(),
             (ValKind::Domain(e), _) => {
                 let n = self.policy.enums.get(*e as usize).map_or(0, |d| d.variants.len());
-                (0..n as u32).map(|v| vec![Val::computed(ValKind::Enum(*e, v))]).collect()
+                (0..n as u32).map(|v| Bound::one(Val::computed(ValKind::Enum(*e, v)))).collect()
             }
-            (ValKind::Pairs(pairs), _) => pairs.iter().map(|(a, b)| vec![a.clone(), b.clone()]).collect(),
+            (ValKind::Pairs(pairs), _) => pairs.iter().map(|(a, b)| Bound::two(a.clone(), b.clone())).collect(),
             _ => return None,
         })
     }
@@ -622,26 +675,15 @@ impl<'a> Evaluator<'a> {
             ExprKind::In(x, coll) => {
                 let v = self.eval(x);
                 let c = self.eval(coll);
-                let items: Vec<&Val> = match &c.kind {
-                    V::List(items) => items.iter().collect(),
-                    V::Map(entries) => entries.iter().map(|(k, _)| k).collect(),
-                    V::Domain(en) => {
-                        return match v.kind {
-                            V::Enum(f, _) => Val::bool(f == *en),
-                            _ => Val::unknown(),
-                        };
-                    }
-                    _ => return Val::unknown(),
-                };
-                let mut unknown = v.is_absent();
-                for item in items {
-                    match item.same(&v) {
-                        Some(true) => return Val::bool(true),
-                        Some(false) => {}
-                        None => unknown = true,
-                    }
+                match &c.kind {
+                    V::List(items) => member(&v, items.iter()),
+                    V::Map(entries) => member(&v, entries.iter().map(|(k, _)| k)),
+                    V::Domain(en) => match v.kind {
+                        V::Enum(f, _) => Val::bool(f == *en),
+                        _ => Val::unknown(),
+                    },
+                    _ => Val::unknown(),
                 }
-                if unknown { Val::unknown() } else { Val::bool(false) }
             }
             ExprKind::Coalesce(a, b) => {
                 let x = self.eval(a);
@@ -686,10 +728,14 @@ impl<'a> Evaluator<'a> {
             ExprKind::CountBy { slot, domain, key } => {
                 let d = self.eval(domain);
                 let V::List(items) = &d.kind else { return Val::unknown() };
-                let mut seen = HashSet::new();
+                let mut keys = Vec::with_capacity(items.len());
                 for item in items.iter() {
                     self.env[*slot as usize] = item.clone();
-                    match self.eval(key).identity(self.policy) {
+                    keys.push(self.eval(key));
+                }
+                let mut seen = Seen::default();
+                for k in &keys {
+                    match k.id_key(self.policy) {
                         Some(id) => {
                             seen.insert(id);
                         }
@@ -875,6 +921,42 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// Writes a value's label (see [`Val::label`]), or the element's index when
+/// it has none, without a string of its own for the common cases.
+fn push_label(out: &mut String, v: &Val, n: usize, policy: &Policy) {
+    let id = match &v.kind {
+        ValKind::Record(r, fields) => {
+            policy.records.get(*r as usize).and_then(|d| d.identity).and_then(|i| fields.get(i))
+        }
+        _ => Some(v),
+    };
+    match id.map(|v| &v.kind) {
+        Some(ValKind::Str(s)) => out.push_str(s),
+        Some(ValKind::Enum(e, x)) => out.push_str(policy.variant_name(*e, *x)),
+        _ => match v.label(policy) {
+            Some(l) => out.push_str(&l),
+            None => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "{n}");
+            }
+        },
+    }
+}
+
+/// `v in items`: true when an item is `v`; unknown when none is but one (or
+/// `v`) cannot be compared; false otherwise.
+fn member<'v>(v: &Val, items: impl Iterator<Item = &'v Val>) -> Val {
+    let mut unknown = v.is_absent();
+    for item in items {
+        match item.same(v) {
+            Some(true) => return Val::bool(true),
+            Some(false) => {}
+            None => unknown = true,
+        }
+    }
+    if unknown { Val::unknown() } else { Val::bool(false) }
+}
+
 /// The absence of something below `parent`. Below an absent or invalid
 /// parent it is absent or invalid in the same way; below a present parent it
 /// is missing, located at the parent.
@@ -897,10 +979,10 @@ fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
 
 /// The first entry of every distinct identity; `None` if an identity is unknown.
 fn distinct(policy: &Policy, items: &[Val]) -> Option<Vec<Val>> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
+    let mut seen = Seen::default();
+    let mut out = Vec::with_capacity(items.len());
     for item in items {
-        if seen.insert(item.identity(policy)?) {
+        if seen.insert(item.id_key(policy)?) {
             out.push(item.clone());
         }
     }
@@ -915,6 +997,35 @@ pub(crate) fn last_reads(mut reads: Vec<Read>) -> Vec<Read> {
     reads.retain(|r| seen.insert(r.expr.clone()));
     reads.reverse();
     reads
+}
+
+/// A set of identities, without allocating a key per entry: a scan while
+/// small (lists of slots are), a hash set beyond.
+#[derive(Default)]
+pub(crate) struct Seen<'v> {
+    few: Vec<IdKey<'v>>,
+    many: HashSet<IdKey<'v>>,
+}
+
+impl<'v> Seen<'v> {
+    /// Whether `id` is new (and now seen).
+    pub(crate) fn insert(&mut self, id: IdKey<'v>) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&id) {
+                return false;
+            }
+            if self.few.len() < 32 {
+                self.few.push(id);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.few.len() + self.many.len()
+    }
 }
 
 /// An origin as explanations show it.

@@ -58,6 +58,15 @@ pub enum ValKind {
     Docs(crate::hir::DocKindId),
 }
 
+/// A value's identity, borrowed from it (see [`Val::id_key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IdKey<'v> {
+    Bool(bool),
+    Int(i64),
+    Str(&'v str),
+    Enum(EnumId, u32),
+}
+
 /// A three-valued truth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Truth {
@@ -161,6 +170,23 @@ impl Val {
             _ => return None,
         }
         Some(key)
+    }
+
+    /// The distinct identity of a value without allocating: what
+    /// [`Val::identity`] formats, borrowed. Two values have one identity
+    /// exactly when their keys are equal.
+    pub fn id_key(&self, policy: &Policy) -> Option<IdKey<'_>> {
+        match &self.kind {
+            ValKind::Bool(b) => Some(IdKey::Bool(*b)),
+            ValKind::Int(i) => Some(IdKey::Int(*i)),
+            ValKind::Str(s) => Some(IdKey::Str(s)),
+            ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
+            ValKind::Record(r, fields) => {
+                let id = policy.records.get(*r as usize)?.identity?;
+                fields.get(id)?.id_key(policy)
+            }
+            _ => None,
+        }
     }
 
     /// How a value reads in a message: `C3`, `auto`, `2`, `[a, b]`, `absent`.

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Benchmarks: builds the release binary, the bench examples and the benches,
+# then runs them. Prints the machine, divan's detail for grail, and the
+# side-by-side table (median, p95, ratio to the peer) that BENCHMARKS.md records.
+#
+#   scripts/bench.sh            # everything (about 10-20 minutes on 2 busy cores)
+#   scripts/bench.sh --quick    # fewer samples and runs
+#   scripts/bench.sh --table    # the side-by-side table only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+quick=""
+table_only=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick="--quick" ;;
+    --table) table_only=1 ;;
+    *) echo "usage: scripts/bench.sh [--quick] [--table]" >&2; exit 2 ;;
+  esac
+done
+
+echo "== machine"
+echo "nproc: $(nproc)"
+free -h | sed -n '1,2p'
+grep -m1 'model name' /proc/cpuinfo || true
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+rustc --version
+
+echo "== build (release): grail, the bench examples, the benches"
+cargo build --release --quiet --bin grail --examples
+cargo bench --no-run --quiet 2>/dev/null || cargo bench --no-run
+
+if [[ -z "$table_only" ]]; then
+  echo "== divan: grail's own benches (cargo bench --bench grail)"
+  if [[ -n "$quick" ]]; then
+    cargo bench --quiet --bench grail -- --sample-count 10
+  else
+    cargo bench --quiet --bench grail
+  fi
+fi
+
+echo "== side by side (cargo bench --bench side_by_side): agreement first, then the table"
+cargo bench --quiet --bench side_by_side -- $quick
