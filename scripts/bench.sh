@@ -40,5 +40,17 @@ if [[ -z "$table_only" ]]; then
   fi
 fi
 
+echo "== cold process, CPU time and wall time (perf stat -r 50; task-clock is less disturbed by other load)"
+if command -v perf >/dev/null && perf stat -r 1 true >/dev/null 2>&1; then
+  for cmd in "target/release/grail check --format json benches/data/binding-3k.json" \
+             "target/release/examples/bench_rego_cold benches/rego/guardrails.rego benches/data/binding-3k.json"; do
+    echo "-- $cmd"
+    # shellcheck disable=SC2086
+    perf stat -r 50 $cmd 2>&1 >/dev/null | grep -E "task-clock|elapsed" || true
+  done
+else
+  echo "perf is not available; the table's cold rows (wall time of spawned processes) stand alone"
+fi
+
 echo "== side by side (cargo bench --bench side_by_side): agreement first, then the table"
 cargo bench --quiet --bench side_by_side -- $quick

@@ -192,40 +192,54 @@ roles_state(t) := "invalid" if {
 # distinct(t.roles): the first slot of every name, in order.
 distinct_slots(roles) := [s |
 	some i, s in roles
-	not named_before(roles, i, s.name)
-]
-
-named_before(roles, i, n) if {
-	some j, o in roles
-	j < i
-	o.name == n
+	first[s.name] == i
+] if {
+	first := {n: min([j | some j, x in roles; x.name == n]) | some o in roles; n := o.name}
 }
 
-# A list of slots filtered by a three-valued predicate: "unknown" as soon as
-# one slot's membership is unknown, or one slot has no identity.
-slots_where(t, kind) := {"state": roles_state(t)} if {
+# Per class, computed once per evaluation (a rule is cached; a function call
+# is not): the distinct slots, or why there are none: "missing", "invalid",
+# or "unknown" (a slot without an identity).
+class_slots[c] := {"state": roles_state(t)} if {
+	some c, t in topology
 	roles_state(t) != "list"
-} else := {"state": "unknown"} if {
-	is_array(t.roles)
+}
+
+class_slots[c] := {"state": "unknown"} if {
+	some c, t in topology
+	roles_state(t) == "list"
 	some s in t.roles
 	not named(s)
+}
+
+class_slots[c] := {"state": "list", "list": distinct_slots(t.roles)} if {
+	some c, t in topology
+	roles_state(t) == "list"
+	every s in t.roles {
+		named(s)
+	}
+}
+
+# Whether a slot is of a kind, three-valued: an invalid role is unknown.
+keep(s, "model") := "F" if scanner3(s) == "T" else := "U" if not role_ok(s) else := truth(s.role in checker_roles)
+
+keep(s, "deterministic") := "F" if scanner3(s) == "F" else := "U" if not role_ok(s) else := truth(s.role == "checker")
+
+keep(s, "generator") := "U" if not role_ok(s) else := truth(s.role == "generator")
+
+# The distinct slots of a kind: "unknown" as soon as one slot's kind is.
+slots_of(c, kind) := {"state": class_slots[c].state} if {
+	class_slots[c].state != "list"
 } else := {"state": "unknown"} if {
-	some s in distinct_slots(t.roles)
+	some s in class_slots[c].list
 	keep(s, kind) == "U"
-} else := {"state": "list", "list": [s | some s in distinct_slots(t.roles); keep(s, kind) == "T"]}
+} else := {"state": "list", "list": [s | some s in class_slots[c].list; keep(s, kind) == "T"]}
 
-keep(s, "model") := and3(role_in(s, checker_roles), not3(scanner3(s)))
+models[c] := slots_of(c, "model") if some c, _ in topology
 
-keep(s, "deterministic") := and3(role_is(s, "checker"), scanner3(s))
+gens[c] := slots_of(c, "generator") if some c, _ in topology
 
-keep(s, "generator") := role_is(s, "generator")
-
-# Per class, computed once per evaluation (a rule is cached; a function call is not).
-models[c] := slots_where(t, "model") if some c, t in topology
-
-gens[c] := slots_where(t, "generator") if some c, t in topology
-
-deterministic[c] := slots_where(t, "deterministic") if some c, t in topology
+deterministic[c] := slots_of(c, "deterministic") if some c, _ in topology
 
 cross_vendor[c] := cross_vendor3(c, t) if some c, t in topology
 
