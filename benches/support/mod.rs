@@ -260,10 +260,10 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
         ),
         4 => drop(map_of(doc, "merge_policy").insert(class.into(), json!("auto"))),
         5 => drop(map_of(doc, "merge_policy").insert(class.into(), json!(*rng.pick(&["robot", "Auto"])))),
-        6 => drop(
-            map_of(doc, *rng.pick(&["merge_policy", "security_review", "verification_blocking"]))
-                .insert("C9".into(), json!("human")),
-        ),
+        6 => {
+            let field = *rng.pick(&["merge_policy", "security_review", "verification_blocking"]);
+            map_of(doc, field).insert("C9".into(), json!("human"));
+        }
         7 => drop(
             top(doc).insert(
                 rng.pick(&["merge_policy", "verification_blocking", "security_review", "verification_topology"])
@@ -365,11 +365,11 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
             {
                 if rng.chance(50) {
                     roles.retain(|s| s.get("role") != Some(&json!("generator")));
-                } else if let Some(s) = roles.iter_mut().find(|s| s.get("role") == Some(&json!("checker"))) {
-                    if let Some(s) = s.as_object_mut() {
-                        s.remove("distinct_vendor_from");
-                        s.remove("distinct_model_from");
-                    }
+                } else if let Some(s) = roles.iter_mut().find(|s| s.get("role") == Some(&json!("checker")))
+                    && let Some(s) = s.as_object_mut()
+                {
+                    s.remove("distinct_vendor_from");
+                    s.remove("distinct_model_from");
                 }
             }
         }
