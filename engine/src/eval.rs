@@ -674,6 +674,18 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::In(x, coll) => {
                 let v = self.eval(x);
+                // `x in {"a", "b"}`: the literals are read in place, no list is built.
+                if let ExprKind::List(items) = &coll.kind
+                    && items.iter().all(|i| matches!(i.kind, ExprKind::Lit(_)))
+                {
+                    return member(
+                        &v,
+                        items.iter().filter_map(|i| match &i.kind {
+                            ExprKind::Lit(l) => Some(l),
+                            _ => None,
+                        }),
+                    );
+                }
                 let c = self.eval(coll);
                 match &c.kind {
                     V::List(items) => member(&v, items.iter()),

@@ -1381,7 +1381,7 @@ impl<'a> RuleLowerer<'a> {
                     }
                     out.push(x);
                 }
-                (list_expr(out), Ty::List(Box::new(elem.unwrap_or(Ty::Error))))
+                (ExprKind::List(out), Ty::List(Box::new(elem.unwrap_or(Ty::Error))))
             }
             A::Quant { kind, pattern, domain, body } => {
                 let (d, dt) = self.boxed(domain);
@@ -1496,7 +1496,7 @@ impl<'a> RuleLowerer<'a> {
                         x
                     })
                     .collect();
-                (Expr { kind: list_expr(out), text }, want.clone())
+                (Expr { kind: ExprKind::List(out), text }, want.clone())
             }
             _ => self.expr(e),
         }
@@ -1975,22 +1975,6 @@ fn is_string_literal(e: &ast::Expr) -> bool {
 }
 
 /// `binding.a.b` as the path `a.b`, for subject names.
-/// A list expression; a list of literals is one literal, built once here
-/// rather than at every evaluation (`s.role in {"checker", ...}` per slot).
-fn list_expr(items: Vec<Expr>) -> ExprKind {
-    if items.iter().all(|i| matches!(i.kind, ExprKind::Lit(_))) {
-        let vals = items
-            .into_iter()
-            .map(|i| match i.kind {
-                ExprKind::Lit(v) => v,
-                _ => Val::unknown(),
-            })
-            .collect();
-        return ExprKind::Lit(Val::computed(ValKind::List(Arc::new(vals))));
-    }
-    ExprKind::List(items)
-}
-
 fn doc_path(e: &ast::Expr, binders: &HashMap<String, DocKindId>) -> Option<String> {
     match &e.kind {
         ast::ExprKind::Field(base, name) => match &base.kind {
