@@ -212,6 +212,10 @@ fn main() {
     assert_eq!(ours, rego.verdicts(BINDING_3K), "grail and Rego disagree on benches/data/binding-3k.json");
     assert!(ours.is_empty(), "benches/data/binding-3k.json is meant to pass: {ours:?}");
     if agree_only {
+        println!("bindings with each verdict (rule, outcome):");
+        for ((rule, outcome), n) in tally(&policy, &docs) {
+            println!("  {n:5}  {outcome:8} {rule}");
+        }
         return;
     }
 

@@ -517,6 +517,20 @@ impl Default for Rego {
     }
 }
 
+/// How many bindings each (rule, outcome) of grail's FAIL and UNKNOWN
+/// verdicts occurs in: what the generated population exercises.
+pub fn tally(policy: &Policy, docs: &[String]) -> std::collections::BTreeMap<(String, String), usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for doc in docs {
+        let seen: BTreeSet<(String, String)> =
+            grail_verdicts(&grail_check(policy, doc)).into_iter().map(|(r, _, o)| (r, o)).collect();
+        for k in seen {
+            *out.entry(k).or_default() += 1;
+        }
+    }
+    out
+}
+
 /// Checks that grail and the Rego translation agree on every binding;
 /// returns how many verdicts (rule, subject, outcome) were compared, or the
 /// disagreements, both sides printed.
