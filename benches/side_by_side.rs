@@ -6,6 +6,7 @@
 //!   cargo bench --bench side_by_side                 # agreement, then the table
 //!   cargo bench --bench side_by_side -- --agree-only # agreement only
 //!   cargo bench --bench side_by_side -- --quick      # fewer samples
+//!   cargo bench --bench side_by_side -- --cold-only  # the cold processes alone
 //!
 //! The cold-process rows spawn the release `grail` binary and the
 //! `bench_rego_cold` example; the memory rows run the `bench_stream` example
