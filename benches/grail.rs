@@ -17,10 +17,31 @@ fn main() {
 static POLICY: LazyLock<std::sync::Arc<Policy>> = LazyLock::new(grail_policy);
 static DOCS: LazyLock<Vec<String>> = LazyLock::new(|| bindings(SEED, COUNT));
 
-/// Parse and compile the shipped library, as the command line does on every run.
+/// Parse and compile the shipped library, as the command line does for a
+/// policy folder (`--policy`; the shipped library is compiled at build time).
 #[divan::bench]
 fn compile_library() -> std::sync::Arc<Policy> {
     grail_policy()
+}
+
+/// Parse the shipped library's files (the syntax trees only).
+#[divan::bench]
+fn parse_library() -> usize {
+    grail_engine::shipped::FILES
+        .iter()
+        .map(|(_, text)| grail_lang::parse(divan::black_box(text)).file.items.len())
+        .sum()
+}
+
+static PREBUILT: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let files: Vec<(&str, &str)> = grail_engine::shipped::FILES.to_vec();
+    grail_engine::prebuilt::encode(&files).expect("the shipped library compiles")
+});
+
+/// Read the library as the `grail` binary carries it, compiled at build time.
+#[divan::bench]
+fn read_prebuilt_library() -> Policy {
+    grail_engine::prebuilt::decode(divan::black_box(&PREBUILT)).expect("the blob decodes")
 }
 
 /// Load (JSON) one ~3 KB binding.

@@ -26,7 +26,7 @@ mod test;
 /// guardrail library is built in and used unless `--policy` names another.
 /// Every finding names its rule, its subject and the line it points at.
 #[derive(Parser)]
-#[command(name = "grail", version, about, long_about, propagate_version = true)]
+#[command(name = "grail", version, long_version = LONG_VERSION, about, long_about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -312,7 +312,17 @@ fn parse_size(text: &str) -> Result<u64, String> {
 /// The command could not run: printed as an error, exit status 2.
 pub struct Fatal(pub String);
 
+/// `grail --version` says how the shipped library is loaded.
+const LONG_VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (shipped library: ", env!("GRAIL_SHIPPED_LIBRARY"), ")");
+
+/// The shipped library, compiled by build.rs (empty when it was not).
+static SHIPPED_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.policy"));
+
 fn main() -> ExitCode {
+    if !SHIPPED_POLICY.is_empty() {
+        grail_engine::prebuilt::install(SHIPPED_POLICY);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(&args),

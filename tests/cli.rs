@@ -98,3 +98,17 @@ fn no_arguments_is_a_usage_error() {
     let out = grail(&["check"]);
     assert!(out.starts_with("exit: 2"), "{out}");
 }
+
+/// The binary carries the shipped library compiled (build.rs); a copy of the
+/// library read from its folder is compiled from source at run time, and the
+/// two give the same verdicts, messages and locations.
+#[test]
+fn the_precompiled_library_checks_like_its_source() {
+    assert!(grail(&["--version"]).contains("(shipped library: precompiled)"));
+    for binding in ["examples/bindings/auto-merge-demoted.yaml", "benches/data/binding-3k.json"] {
+        let shipped = grail(&["check", "--format", "json", binding]);
+        let source = grail(&["check", "--format", "json", "--policy", "./policies/guardrails", binding]);
+        assert!(shipped.contains("\"outcome\""), "{shipped}");
+        assert_eq!(shipped, source.replace("./policies/guardrails/", "policies/guardrails/"), "{binding}");
+    }
+}

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use grail_lang::ast::{BoundKind, EnumOrder, Span};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::value::Val;
 
@@ -17,13 +18,13 @@ pub type DocKindId = u32;
 pub type Slot = u32;
 
 /// Where something is declared: a policy file (its index in the policy set) and a span.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Loc {
     pub file: u32,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Policy {
     pub enums: Vec<EnumDef>,
     pub records: Vec<RecordDef>,
@@ -209,7 +210,7 @@ impl Policy {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnumDef {
     pub name: String,
     pub order: EnumOrder,
@@ -219,7 +220,7 @@ pub struct EnumDef {
 }
 
 /// A type of the language.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ty {
     Bool,
     Int,
@@ -241,7 +242,7 @@ pub enum Ty {
 }
 
 /// A structural check and the rule id its findings carry.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckDef {
     pub rule: String,
     pub loc: Loc,
@@ -262,7 +263,7 @@ pub const CHECK_KINDS: usize = 9;
 /// The rule id of each structural check, where one is declared.
 pub type Checks = [Option<CheckDef>; CHECK_KINDS];
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordDef {
     pub name: String,
     /// The field that is an entry's identity.
@@ -280,7 +281,7 @@ impl RecordDef {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldDef {
     pub name: String,
     pub ty: Ty,
@@ -296,7 +297,7 @@ pub struct FieldDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum DefaultDef {
     /// A matrix column, indexed by the nearest enclosing key of the matrix's enumeration.
     Column {
@@ -308,7 +309,7 @@ pub enum DefaultDef {
 }
 
 /// A tighten-only bound: the value may be at the bound or tighter, never looser.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BoundDef {
     pub kind: BoundKind,
     pub matrix: MatrixId,
@@ -317,7 +318,7 @@ pub struct BoundDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SelectorDef {
     Absent(String),
     Equals(String, String),
@@ -328,7 +329,7 @@ pub enum SelectorDef {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DocumentDef {
     pub name: String,
     pub binder: String,
@@ -343,7 +344,7 @@ pub struct DocumentDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForbidDef {
     pub key: String,
     pub rule: String,
@@ -351,7 +352,7 @@ pub struct ForbidDef {
 }
 
 /// An admission question: for every tuple of its variables, whether the action is allowed.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionDef {
     pub id: String,
     pub docs: Vec<String>,
@@ -365,7 +366,7 @@ pub struct QuestionDef {
 }
 
 /// A variable of a question and the request attribute it is.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionVarDef {
     pub pattern: PatternDef,
     /// The pattern's variable names, as written.
@@ -385,8 +386,23 @@ impl PartialEq for Regex {
     }
 }
 
+/// A regex is stored as its source and compiled again when read: the
+/// source compiled when the policy was first compiled, so it compiles again.
+impl Serialize for Regex {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Regex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Regex, D::Error> {
+        let source = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        regex::Regex::new(&source).map(|re| Regex(Arc::new(re))).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The layers of trust of a document kind, most trusted first.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayersDef {
     pub document: DocKindId,
     /// The top-level field that names a document's layer.
@@ -403,7 +419,7 @@ pub struct LayersDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatrixDef {
     pub name: String,
     pub key_enum: EnumId,
@@ -414,13 +430,13 @@ pub struct MatrixDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
     pub name: String,
     pub ty: Ty,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuleDef {
     pub id: String,
     pub docs: Vec<String>,
@@ -433,7 +449,7 @@ pub struct RuleDef {
     pub loc: Loc,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ClauseDef {
     For { pattern: PatternDef, names: Vec<String>, domain: Expr, filter: Option<Expr>, label: Option<String> },
     When { guard: Expr, reason: Option<Template> },
@@ -441,32 +457,32 @@ pub enum ClauseDef {
     Require { check: Expr, fail: bool, message: Template, loc: Loc },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PatternDef {
     One(Slot),
     Entry(Slot, Slot),
     Pair(Slot, Slot),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Template {
     pub parts: Vec<TemplatePart>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TemplatePart {
     Text(String),
     Hole(Expr),
 }
 
 /// A lowered expression; `text` is its source, for explanations.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub text: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cmp {
     Eq,
     Ne,
@@ -476,7 +492,7 @@ pub enum Cmp {
     Ge,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Lit(Val),
     Var(Slot),

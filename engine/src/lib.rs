@@ -18,6 +18,7 @@ pub mod ide;
 pub mod layers;
 pub mod line_index;
 pub mod lower;
+pub mod prebuilt;
 pub mod question;
 pub mod suggest;
 pub mod testing;

@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use grail_lang::ast::Span;
+use serde::{Deserialize, Serialize};
 
 use crate::hir::{EnumId, Loc, MatrixId, Policy, RecordId};
 
 /// Where a value came from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Origin {
     /// Read from a document (its index in the deployment) at a span.
     Document { doc: u32, span: Span },
@@ -32,13 +33,13 @@ impl Origin {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Val {
     pub kind: ValKind,
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ValKind {
     /// Unknown: missing, or not of its declared type.
     Absent,

@@ -308,7 +308,7 @@ fn unclosed_string(source: &str, at: usize) -> bool {
 /// What a grammar rule is called in an error message.
 fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
-        Rule::ident | Rule::named_type | Rule::callee => "a name",
+        Rule::ident | Rule::named_type => "a name",
         Rule::rule_id => "a rule identifier such as `topology.checker_count`",
         Rule::string | Rule::template => "a string",
         Rule::int => "an integer",
@@ -398,7 +398,7 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
             | Op::infix(Rule::sub, Assoc::Left)
             | Op::infix(Rule::concat, Assoc::Left))
         .op(Op::infix(Rule::mul, Assoc::Left))
-        .op(Op::postfix(Rule::field_access) | Op::postfix(Rule::index))
+        .op(Op::postfix(Rule::field_access) | Op::postfix(Rule::index) | Op::postfix(Rule::call_args))
 });
 
 /// Builds the tree from pest pairs. The grammar guarantees the shape of every
@@ -822,6 +822,14 @@ impl Builder {
                     Rule::field_access => {
                         ExprKind::Field(Box::new(lhs), self.name(op.into_inner().next().expect("field")))
                     }
+                    Rule::call_args => {
+                        let args = op.into_inner().map(|e| self.expr(e)).collect();
+                        match lhs.kind {
+                            ExprKind::Name(name) => ExprKind::Call(name, args),
+                            // The grammar puts arguments only after a name.
+                            _ => unreachable!("call arguments after {:?}", lhs.kind),
+                        }
+                    }
                     _ => ExprKind::Index(Box::new(lhs), Box::new(self.expr(op.into_inner().next().expect("index")))),
                 };
                 Expr { kind, span }
@@ -876,22 +884,26 @@ impl Builder {
                 let key = Box::new(self.expr(it.next().expect("key")));
                 ExprKind::CountBy { var, domain, key }
             }
-            Rule::comprehension => {
+            Rule::list_lit => {
                 let mut it = pair.into_inner();
-                let value = Box::new(self.expr(it.next().expect("value")));
-                let pattern = self.pattern(it.next().expect("pattern"));
-                let domain = Box::new(self.expr(it.next().expect("domain")));
-                let filter = it.next().map(|f| Box::new(self.expr(f)));
-                ExprKind::Comprehension { value, pattern, domain, filter }
+                match (it.next(), it.peek().map(|p| p.as_rule())) {
+                    (Some(value), Some(Rule::comprehension)) => {
+                        let mut it = it.next().expect("comprehension").into_inner();
+                        let value = Box::new(self.expr(value));
+                        let pattern = self.pattern(it.next().expect("pattern"));
+                        let domain = Box::new(self.expr(it.next().expect("domain")));
+                        let filter = it.next().map(|f| Box::new(self.expr(f)));
+                        ExprKind::Comprehension { value, pattern, domain, filter }
+                    }
+                    (first, _) => ExprKind::List(first.into_iter().chain(it).map(|e| self.expr(e)).collect()),
+                }
             }
-            Rule::list_lit => ExprKind::List(pair.into_inner().map(|e| self.expr(e)).collect()),
             Rule::set_lit => ExprKind::Set(pair.into_inner().map(|e| self.expr(e)).collect()),
             _ => {
-                // call
-                let mut it = pair.into_inner();
-                let callee = it.next().expect("callee");
-                let name = Name { text: callee.as_str().to_string(), span: self.span(&callee) };
-                ExprKind::Call(name, it.map(|e| self.expr(e)).collect())
+                // count_call: `count` called as a function.
+                let name = Name { text: "count".to_string(), span: Span::new(span.start, span.start + "count".len()) };
+                let args = pair.into_inner().next().expect("arguments").into_inner();
+                ExprKind::Call(name, args.map(|e| self.expr(e)).collect())
             }
         };
         Expr { kind, span }

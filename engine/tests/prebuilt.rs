@@ -1,0 +1,68 @@
+//! The prebuilt library (`grail_engine::prebuilt`): what it gives is what
+//! compiling the source gives, and it is used for exactly the files it was
+//! built from. One test: installing a blob is process-wide.
+
+use grail_engine::db::{QueryLog, compile_policy};
+use grail_engine::{Database, PolicySet, SourceText, prebuilt};
+
+fn shipped_set(db: &Database, edit: impl Fn(&str, &str) -> String) -> PolicySet {
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(db, p.to_string(), edit(p, t), None))
+        .collect();
+    PolicySet::new(db, files)
+}
+
+fn parsed_any(log: &QueryLog) -> bool {
+    log.lock().expect("log lock").iter().any(|l| l.starts_with("parse_policy"))
+}
+
+#[test]
+fn the_prebuilt_library_is_the_compiled_library_and_only_for_its_own_files() {
+    // From source, before anything is installed.
+    let (db, log) = Database::with_log();
+    let from_source = compile_policy(&db, shipped_set(&db, |_, t| t.to_string())).clone();
+    assert!(from_source.diagnostics.is_empty(), "{:?}", from_source.diagnostics);
+    assert!(parsed_any(&log));
+
+    // A policy with an error is never prebuilt.
+    assert_eq!(prebuilt::encode(&[("bad.grail", "rule a.b require nope else fail \"x\"")]), None);
+
+    let files: Vec<(&str, &str)> = grail_engine::shipped::FILES.to_vec();
+    let blob: &'static [u8] = Box::leak(prebuilt::encode(&files).expect("the shipped library compiles").into());
+    assert!(!prebuilt::installed());
+    assert!(prebuilt::install(blob));
+    assert!(!prebuilt::install(blob), "the first blob installed stays");
+
+    // The same files: the prebuilt policy, equal to the compiled one, nothing parsed.
+    let (db, log) = Database::with_log();
+    let prebuilt = compile_policy(&db, shipped_set(&db, |_, t| t.to_string())).clone();
+    assert!(!parsed_any(&log), "the prebuilt library was not used");
+    assert_eq!(prebuilt, from_source);
+
+    // One changed byte (a comment: the meaning is the same) and the source is compiled.
+    let (db, log) = Database::with_log();
+    let edited =
+        shipped_set(&db, |p, t| if p.ends_with("/matrix.grail") { format!("{t}// edited\n") } else { t.to_string() });
+    let recompiled = compile_policy(&db, edited).clone();
+    assert!(parsed_any(&log), "an edited library must be compiled from its source");
+    assert_eq!(recompiled.policy.rules.len(), from_source.policy.rules.len());
+
+    // The same texts under other paths (a `--policy` folder holding a copy) are compiled too.
+    let (db, log) = Database::with_log();
+    let files = grail_engine::shipped::FILES
+        .iter()
+        .map(|(p, t)| SourceText::new(&db, format!("copy/{p}"), t.to_string(), None))
+        .collect();
+    let _ = compile_policy(&db, PolicySet::new(&db, files));
+    assert!(parsed_any(&log));
+
+    // Fewer files: compiled.
+    let (db, log) = Database::with_log();
+    let files = grail_engine::shipped::FILES[1..]
+        .iter()
+        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
+        .collect();
+    let _ = compile_policy(&db, PolicySet::new(&db, files));
+    assert!(parsed_any(&log));
+}
