@@ -19,92 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use support::timing::*;
 use support::*;
-
-struct Stats {
-    median: Duration,
-    p95: Duration,
-    samples: usize,
-}
-
-/// Median and 95th percentile (nearest rank) of per-iteration times.
-fn stats(mut samples: Vec<Duration>) -> Stats {
-    samples.sort();
-    let n = samples.len();
-    let rank = |q: f64| samples[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
-    Stats { median: rank(0.5), p95: rank(0.95), samples: n }
-}
-
-/// Samples of `f`, each timing `batch` calls, until `budget` is spent
-/// (at least `min` samples, at most `max`); per-call times. A batch of one
-/// is a long run (10,000 bindings) and needs no warm-up call.
-fn sample(batch: u32, min: usize, max: usize, budget: Duration, mut f: impl FnMut()) -> Stats {
-    if batch > 1 {
-        f(); // warm up
-    }
-    let start = Instant::now();
-    let mut out = Vec::new();
-    while out.len() < min || (out.len() < max && start.elapsed() < budget) {
-        let t = Instant::now();
-        for _ in 0..batch {
-            f();
-        }
-        out.push(t.elapsed() / batch);
-    }
-    stats(out)
-}
-
-fn fmt(d: Duration) -> String {
-    let ns = d.as_nanos() as f64;
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
-
-struct Table {
-    rows: Vec<[String; 6]>,
-}
-
-impl Table {
-    fn row(&mut self, what: &str, tool: &str, s: Option<&Stats>, ratio: String, note: String) {
-        let (median, p95) = match s {
-            Some(s) => (fmt(s.median), fmt(s.p95)),
-            None => ("—".into(), "—".into()),
-        };
-        self.rows.push([what.into(), tool.into(), median, p95, ratio, note]);
-    }
-
-    fn print(&self) {
-        let head = ["measurement", "tool", "median", "p95", "ratio to peer", "notes"];
-        let mut widths = head.map(|h| h.chars().count());
-        for r in &self.rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: &[String]| {
-            let padded: Vec<String> =
-                cells.iter().zip(widths).map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count()))).collect();
-            println!("| {} |", padded.join(" | "));
-        };
-        line(&head.map(String::from));
-        println!("|{}|", widths.map(|w| "-".repeat(w + 2)).join("|"));
-        for r in &self.rows {
-            line(r);
-        }
-    }
-}
-
-/// grail time / peer time: below 1 grail is faster.
-fn ratio(ours: &Stats, theirs: &Stats) -> String {
-    format!("{:.3}×", ours.median.as_secs_f64() / theirs.median.as_secs_f64())
-}
 
 fn release_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_grail")).parent().expect("target/release").to_path_buf()
@@ -393,8 +309,7 @@ fn main() {
         "cedar-policy",
         None,
         String::new(),
-        "not measured yet: the Cedar target (`grail compile --target cedar`) reached main while this was written"
-            .into(),
+        "measured by `cargo bench --bench cedar_peer` (BENCHMARKS.md, \"Cedar peer\")".into(),
     );
 
     println!();

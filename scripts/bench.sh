@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Benchmarks: builds the release binary, the bench examples and the benches,
 # then runs them. Prints the machine, divan's detail for grail, and the
-# side-by-side table (median, p95, ratio to the peer) that BENCHMARKS.md records.
+# side-by-side tables (median, p95, ratio to the peer: regorus, then
+# cedar-policy) that BENCHMARKS.md records.
 #
 #   scripts/bench.sh            # everything (about 10-20 minutes on 2 busy cores)
 #   scripts/bench.sh --quick    # fewer samples and runs
-#   scripts/bench.sh --table    # the side-by-side table only
+#   scripts/bench.sh --table    # the two side-by-side tables only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -54,3 +55,6 @@ fi
 
 echo "== side by side (cargo bench --bench side_by_side): agreement first, then the table"
 cargo bench --quiet --bench side_by_side -- $quick
+
+echo "== Cedar peer (cargo bench --bench cedar_peer): agreement first, then the table"
+cargo bench --quiet --bench cedar_peer -- $quick

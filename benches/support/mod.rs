@@ -1,8 +1,12 @@
 //! Shared by the benches (`benches/*.rs`) and the bench examples
 //! (`examples/bench_*.rs`): a seeded generator of bindings over the spec's
 //! vocabulary, grail's verdicts, and the Rego peer's (regorus evaluating
-//! `benches/rego/guardrails.rego`).
+//! `benches/rego/guardrails.rego`); the timing and the table (`timing`).
+//! `cedar.rs` is not part of it: the Cedar differential test and the Cedar
+//! peer include it by path.
 #![allow(dead_code)]
+
+pub mod timing;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
