@@ -144,30 +144,9 @@ fn parse_item(source: &str, offset: usize) -> Result<Item, ParseError> {
 /// builder sees it. Walks pest's flat pre-order list of pairs with a stack of
 /// open ends, so the walk itself does not recurse.
 fn check_nesting(item: &Pair<'_, Rule>, offset: usize) -> Result<(), ParseError> {
-    let is_operator = |r: Rule| {
-        matches!(
-            r,
-            Rule::not_op
-                | Rule::field_access
-                | Rule::index
-                | Rule::coalesce
-                | Rule::or_op
-                | Rule::and_op
-                | Rule::eq
-                | Rule::ne
-                | Rule::le
-                | Rule::ge
-                | Rule::lt
-                | Rule::gt
-                | Rule::not_in
-                | Rule::in_op
-                | Rule::tighter
-                | Rule::looser
-                | Rule::concat
-                | Rule::add
-                | Rule::sub
-        )
-    };
+    // Each operator is one more level of the tree the Pratt parser builds.
+    let is_operator =
+        |r: Rule| is_infix(r) || matches!(r, Rule::not_op | Rule::field_access | Rule::index | Rule::call_args);
     // (end of the pair, nesting inside it)
     let mut open: Vec<(usize, usize)> = Vec::new();
     for pair in item.clone().into_inner().flatten() {
@@ -305,6 +284,30 @@ fn unclosed_string(source: &str, at: usize) -> bool {
     open
 }
 
+/// The binary operators of expressions.
+fn is_infix(r: Rule) -> bool {
+    matches!(
+        r,
+        Rule::coalesce
+            | Rule::or_op
+            | Rule::and_op
+            | Rule::eq
+            | Rule::ne
+            | Rule::le
+            | Rule::ge
+            | Rule::lt
+            | Rule::gt
+            | Rule::not_in
+            | Rule::in_op
+            | Rule::tighter
+            | Rule::looser
+            | Rule::concat
+            | Rule::add
+            | Rule::sub
+            | Rule::mul
+    )
+}
+
 /// What a grammar rule is called in an error message.
 fn describe(rule: Rule) -> Option<&'static str> {
     Some(match rule {
@@ -341,23 +344,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::pattern | Rule::pair_pattern => "a name to bind",
         Rule::field_access => "`.`",
         Rule::index => "`[`",
-        Rule::coalesce
-        | Rule::or_op
-        | Rule::and_op
-        | Rule::eq
-        | Rule::ne
-        | Rule::le
-        | Rule::ge
-        | Rule::lt
-        | Rule::gt
-        | Rule::not_in
-        | Rule::in_op
-        | Rule::tighter
-        | Rule::looser
-        | Rule::concat
-        | Rule::add
-        | Rule::sub
-        | Rule::mul => "an operator",
+        r if is_infix(r) => "an operator",
         Rule::layers_decl => "an item",
         Rule::layer_line => "`layer`",
         Rule::only_line => "`only`",

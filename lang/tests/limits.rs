@@ -30,6 +30,15 @@ fn an_operator_chain_just_under_the_nesting_limit_parses_and_just_over_is_refuse
 }
 
 #[test]
+fn every_operator_counts_towards_the_nesting_limit() {
+    for op in [" * ", " ?? ", " == ", " ++ "] {
+        let (n, message) = first_refused(|n| rule_with(&vec!["x"; n + 1].join(op)));
+        assert_eq!(message, format!("this item nests deeper than {MAX_NESTING} levels"), "{op}");
+        assert!(n > MAX_NESTING - 16, "a chain of {n} `{op}` is refused: {message}");
+    }
+}
+
+#[test]
 fn brackets_just_under_the_nesting_limit_parse_and_just_over_are_refused() {
     let (n, message) = first_refused(|n| rule_with(&format!("{}x{}", "(".repeat(n), ")".repeat(n))));
     assert!(n > MAX_NESTING / 4, "{n} brackets are refused: {message}");
@@ -44,6 +53,8 @@ fn deep_nesting_is_a_located_error_not_a_stack_overflow() {
         rule_with(&"not ".repeat(100_000)),
         rule_with(&"every x in y: ".repeat(20_000)),
         rule_with(&vec!["x"; 50_000].join(" and ")),
+        rule_with(&vec!["x"; 50_000].join(" * ")),
+        rule_with(&format!("{}x{}", "f(".repeat(50_000), ")".repeat(50_000))),
         rule_with(&format!("x{}", ".f".repeat(50_000))),
         format!("enum E {{ {} }}\n", "a ".repeat(50_000)),
     ] {
