@@ -72,11 +72,7 @@ pub fn check_shipped(data: &[u8]) {
 /// The shipped library in a new database, compiled.
 pub fn shipped() -> (Database, PolicySet) {
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let set = PolicySet::new(&db, files);
+    let set = grail_engine::shipped::policy_set(&db);
     assert!(!compile_policy(&db, set).has_errors(), "the shipped library compiles");
     (db, set)
 }

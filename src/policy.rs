@@ -15,10 +15,7 @@ use crate::render;
 /// `.grail` file under a folder, or one `.grail` file.
 pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
     let files = match dir {
-        None => grail_engine::shipped::FILES
-            .iter()
-            .map(|(path, text)| SourceText::new(db, path.to_string(), text.to_string(), None))
-            .collect(),
+        None => grail_engine::shipped::sources(db),
         Some(dir) => {
             let mut paths = Vec::new();
             if dir.is_file() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use grail_engine::hir::SelectorDef;
-use grail_engine::{Database, PolicySet, SourceText};
+use grail_engine::{Database, SourceText};
 use serde_json::{Value, json};
 
 mod common;
@@ -317,13 +317,7 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
     let dir = scratch("jsonschema");
     let written = compile(&dir.join("schemas"), &["--target", "jsonschema"]);
     let db = Database::default();
-    let set = PolicySet::new(
-        &db,
-        grail_engine::shipped::FILES
-            .iter()
-            .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-            .collect(),
-    );
+    let set = grail_engine::shipped::policy_set(&db);
     let policy = grail_engine::db::compile_policy(&db, set).policy.clone();
     assert_eq!(written.len(), policy.documents.len(), "one schema per document kind");
 

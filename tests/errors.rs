@@ -9,22 +9,9 @@
 //! name exists.
 
 use std::path::Path;
-use std::process::Command;
 
-fn grail(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("grail runs");
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+mod common;
+use common::grail;
 
 /// The path relative to the repository, with `/` separators.
 fn relative(path: &Path) -> String {

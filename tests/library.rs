@@ -2,18 +2,14 @@
 //! holds, every rule is fired by one fixture and passed by another, and twins
 //! differ in one line (the same run as `grail test --coverage`).
 
+use grail_engine::Database;
 use grail_engine::db::compile_policy;
 use grail_engine::testing::{self, File};
-use grail_engine::{Database, PolicySet, SourceText};
 
 #[test]
 fn every_rule_fires_on_its_failing_fixture_and_passes_on_its_twin() {
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let compiled = compile_policy(&db, PolicySet::new(&db, files));
+    let compiled = compile_policy(&db, grail_engine::shipped::policy_set(&db));
     assert!(!compiled.has_errors(), "the shipped library compiles: {:#?}", compiled.diagnostics);
     let rules: Vec<String> = compiled.policy.rule_ids().into_iter().map(|(id, _)| id.to_string()).collect();
     let fixtures: Vec<File<'_>> =

@@ -4,30 +4,18 @@
 //! message; never a crash, never a pass.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 const GOOD: &str = "examples/bindings/good.yaml";
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+// Only `run_in` of the shared helpers is used here.
+#[allow(dead_code)]
+mod common;
+use common::Output;
 
-fn grail(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("grail runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn grail(args: &[&str]) -> Output {
+    common::run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 /// The JSON report of checking one file.

@@ -148,11 +148,7 @@ fn shuffled(v: &Value, seed: &mut u64) -> Value {
 }
 
 fn shipped(db: &Database) -> PolicySet {
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(db, p.to_string(), t.to_string(), None))
-        .collect();
-    PolicySet::new(db, files)
+    grail_engine::shipped::policy_set(db)
 }
 
 /// The JSON and SARIF reports of checking `text` as `path`, in a fresh database.

@@ -34,11 +34,7 @@ pub struct Case {
 }
 
 pub fn shipped(db: &Database) -> PolicySet {
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(db, p.to_string(), t.to_string(), None))
-        .collect();
-    PolicySet::new(db, files)
+    grail_engine::shipped::policy_set(db)
 }
 
 fn is_document(p: &Path) -> bool {

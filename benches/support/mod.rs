@@ -15,7 +15,7 @@ use grail_engine::check::{self, Input};
 use grail_engine::db::compile_policy;
 use grail_engine::document::{self, Format, Limits};
 use grail_engine::hir::Policy;
-use grail_engine::{Database, Finding, Outcome, PolicySet, SourceText};
+use grail_engine::{Database, Finding, Outcome};
 use serde_json::{Map, Value, json};
 
 /// The Rego translation of the spec's sections 1-6 rules.
@@ -452,11 +452,7 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
 /// The shipped library, compiled (as the command line does: a salsa database).
 pub fn grail_policy() -> Arc<Policy> {
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(path, text)| SourceText::new(&db, path.to_string(), text.to_string(), None))
-        .collect();
-    let set = PolicySet::new(&db, files);
+    let set = grail_engine::shipped::policy_set(&db);
     let compiled = compile_policy(&db, set);
     assert!(!compiled.has_errors(), "the shipped library compiles: {:?}", compiled.diagnostics);
     compiled.policy.clone()

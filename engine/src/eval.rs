@@ -108,6 +108,23 @@ pub fn evaluate_rule_within(
     steps - fuel
 }
 
+/// Where a finding of `rule` is placed: the document span of its `at`, else
+/// that of the last value bound by its `for` clauses, else the document
+/// (`root`). A subject from the policy's defaults is nowhere in the document.
+pub fn finding_location(
+    ev: &mut Evaluator<'_>,
+    rule: &RuleDef,
+    bound: &[Option<(u32, Span)>],
+    root: Option<(u32, Span)>,
+) -> Option<(u32, Span)> {
+    let at = rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
+    match bound.last() {
+        _ if at.is_some() => at,
+        Some(last) => *last,
+        None => root,
+    }
+}
+
 struct Walk<'r, 'o> {
     rule: &'r RuleDef,
     out: &'o mut Vec<Finding>,
@@ -133,13 +150,7 @@ impl Walk<'_, '_> {
         if !ev.spend(16) {
             return;
         }
-        let at = self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
-        // A subject from the policy's defaults is nowhere in the document.
-        let location = match self.bound.last() {
-            _ if at.is_some() => at,
-            Some(last) => *last,
-            None => self.root_span,
-        };
+        let location = finding_location(ev, self.rule, &self.bound, self.root_span);
         self.out.push(Finding {
             rule: self.rule.id.clone(),
             outcome,

@@ -28,6 +28,18 @@ pub mod value;
 /// The shipped guardrail library, embedded at build time.
 pub mod shipped {
     include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
+
+    use crate::{PolicySet, SourceText};
+
+    /// The library's files as inputs of `db`, in the order of [`FILES`].
+    pub fn sources(db: &dyn salsa::Database) -> Vec<SourceText> {
+        FILES.iter().map(|(path, text)| SourceText::new(db, path.to_string(), text.to_string(), None)).collect()
+    }
+
+    /// The library as a policy set of `db`.
+    pub fn policy_set(db: &dyn salsa::Database) -> PolicySet {
+        PolicySet::new(db, sources(db))
+    }
 }
 
 pub use db::{Database, Deployment, PolicySet, ReadError, SourceText};

@@ -3,17 +3,13 @@
 //! of spec sections 1-6 fires on a document the checker confirms and passes
 //! on a twin the checker confirms, and no rule is dead.
 
+use grail_engine::Database;
 use grail_engine::analyze::{self, Analysis, Bounds, Status};
 use grail_engine::db::compile_policy;
-use grail_engine::{Database, PolicySet, SourceText};
 
 fn shipped() -> Analysis {
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let compiled = compile_policy(&db, PolicySet::new(&db, files));
+    let compiled = compile_policy(&db, grail_engine::shipped::policy_set(&db));
     assert!(!compiled.has_errors());
     analyze::analyze(&compiled.policy, Bounds::default())
 }

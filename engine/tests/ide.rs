@@ -7,11 +7,7 @@ use grail_engine::ide::{self, Fix};
 use grail_engine::{Database, Finding, Outcome, PolicySet, SourceText};
 
 fn shipped(db: &Database) -> PolicySet {
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(path, text)| SourceText::new(db, path.to_string(), text.to_string(), None))
-        .collect();
-    PolicySet::new(db, files)
+    grail_engine::shipped::policy_set(db)
 }
 
 /// The text without its `$0` mark, and the mark's offset.

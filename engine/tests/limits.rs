@@ -99,15 +99,11 @@ fn nesting_just_under_the_depth_cap_loads_and_just_over_is_refused() {
 /// Steps taken by `topology.pairwise_distinct` of the shipped library over a
 /// binding with `slots` model slots, within `budget`, and its findings.
 fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
+    use grail_engine::Database;
     use grail_engine::db::compile_policy;
     use grail_engine::eval::{Roots, evaluate_rule_within};
-    use grail_engine::{Database, PolicySet, SourceText};
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let compiled = compile_policy(&db, PolicySet::new(&db, files));
+    let compiled = compile_policy(&db, grail_engine::shipped::policy_set(&db));
     let policy = &compiled.policy;
     let mut text = String::from("schema_version: \"1.0\"\nverification_topology:\n  C3:\n    roles:\n");
     for i in 0..slots {

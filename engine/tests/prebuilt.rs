@@ -59,10 +59,6 @@ fn the_prebuilt_library_is_the_compiled_library_and_only_for_its_own_files() {
 
     // Fewer files: compiled.
     let (db, log) = Database::with_log();
-    let files = grail_engine::shipped::FILES[1..]
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let _ = compile_policy(&db, PolicySet::new(&db, files));
+    let _ = compile_policy(&db, PolicySet::new(&db, grail_engine::shipped::sources(&db)[1..].to_vec()));
     assert!(parsed_any(&log));
 }

@@ -1,15 +1,11 @@
 //! The shipped library's admission questions, answered for example bindings.
 
 use grail_engine::db::decide_deployment;
-use grail_engine::{Database, Deployment, PolicySet, SourceText};
+use grail_engine::{Database, Deployment, SourceText};
 
 fn answers(binding: &str) -> Vec<(String, Vec<String>, bool)> {
     let db = Database::default();
-    let files = grail_engine::shipped::FILES
-        .iter()
-        .map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None))
-        .collect();
-    let set = PolicySet::new(&db, files);
+    let set = grail_engine::shipped::policy_set(&db);
     let doc = SourceText::new(&db, "binding.yaml".into(), binding.into(), None);
     let deployment = Deployment::new(&db, vec![doc], vec![]);
     decide_deployment(&db, set, deployment)

@@ -98,10 +98,7 @@ impl Workspace {
     }
 
     fn use_shipped(&mut self) {
-        let files: Vec<SourceText> = grail_engine::shipped::FILES
-            .iter()
-            .map(|(path, text)| SourceText::new(&self.db, path.to_string(), text.to_string(), None))
-            .collect();
+        let files = grail_engine::shipped::sources(&self.db);
         self.uris = shipped_uris();
         self.set.set_files(&mut self.db).to(files);
         self.shipped = true;

@@ -260,13 +260,8 @@ impl Search<'_> {
                 if ev.eval(check).as_truth() != Truth::False {
                     return;
                 }
-                // As evaluation places a finding: `at`, else the last value bound, else the document.
-                let at = self.rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
-                let location = match self.bound.last() {
-                    _ if at.is_some() => at,
-                    Some(last) => *last,
-                    None => self.root_span,
-                };
+                // As evaluation places a finding.
+                let location = crate::eval::finding_location(ev, self.rule, &self.bound, self.root_span);
                 let mut rendered = String::new();
                 for part in &message.parts {
                     match part {
