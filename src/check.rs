@@ -6,28 +6,22 @@ use std::process::ExitCode;
 use grail_engine::db::check_deployment;
 use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
-use crate::documents::{attachments, read_document};
-use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
+use crate::documents::{attachments, read_inputs};
+use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
     policy::compile(&db, set)?;
 
-    let mut docs = Vec::new();
-    for path in &args.files {
-        docs.push(read_document(&db, path, args.max_document_size)?);
-    }
-
-    let mut context = Vec::new();
-    for path in &args.binding {
-        context.push(read_document(&db, path, args.max_document_size)?);
-    }
+    let docs = read_inputs(&db, set, &args.files, args.max_document_size)?;
+    let context = read_inputs(&db, set, &args.binding, args.max_document_size)?;
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
+    let mut junit_suites = Vec::new();
     for group in groups {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
@@ -47,6 +41,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                     format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
                 }
             }
+            Format::Junit => {
+                // One document for the whole command: a test suite per deployment.
+                junit_suites.push(junit::suite(&db, &report.documents, &group, &report.findings));
+                continue;
+            }
+            Format::Github => github::annotations(&db, set, &report.documents, &group, &report.findings),
             Format::Sarif => {
                 // One log for the whole command: a run per deployment.
                 sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
@@ -63,6 +63,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         if stdout.write_all(text.as_bytes()).is_err() {
             return Err(Fatal("cannot write to standard output".into()));
         }
+    }
+    if args.format == Format::Junit && stdout.write_all(junit::document(&junit_suites).as_bytes()).is_err() {
+        return Err(Fatal("cannot write to standard output".into()));
     }
     Ok(match worst {
         Outcome::Fail => ExitCode::from(1),

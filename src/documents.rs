@@ -1,8 +1,9 @@
 //! Reading the documents a command names, and the files their `ref` fields name.
 
+use std::collections::HashSet;
 use std::io::Read as _;
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{AttachedFile, document_references};
 use grail_engine::{Database, PolicySet, SourceText};
 
@@ -30,6 +31,70 @@ pub fn read_document(db: &Database, path: &Utf8Path, limit: u64) -> Result<Sourc
         return Ok(SourceText::too_large(db, path.to_string(), limit, size.filter(|s| *s > limit)));
     }
     Ok(SourceText::from_bytes(db, path.to_string(), bytes))
+}
+
+/// The extensions of the documents a folder named on the command line stands for.
+pub const DOCUMENT_EXTENSIONS: [&str; 4] = ["json", "yaml", "yml", "md"];
+
+/// The documents the command line names: a file; `-`, standard input (its
+/// attachments resolve against the working directory); a folder, the
+/// documents directly in it (`.json`, `.yaml`, `.yml`, `.md`, in name order)
+/// less the files a document of the deployment names as attachments.
+pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: u64) -> Result<Vec<SourceText>, Fatal> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_str() == "-" {
+            out.push(read_stdin(db, limit)?);
+        } else if path.is_dir() {
+            let folder = read_folder(db, path, limit)?;
+            let attached: HashSet<std::path::PathBuf> = attachments(db, set, &folder)
+                .into_iter()
+                .filter_map(|a| a.read.ok())
+                .filter_map(|t| std::fs::canonicalize(t.path(db)).ok())
+                .collect();
+            let kept: Vec<SourceText> = folder
+                .into_iter()
+                .filter(|d| std::fs::canonicalize(d.path(db)).is_ok_and(|p| !attached.contains(&p)))
+                .collect();
+            if kept.is_empty() {
+                return Err(Fatal(format!(
+                    "cannot check `{path}`: the folder holds no document (`.json`, `.yaml`, `.yml` or `.md`) directly in it"
+                )));
+            }
+            out.extend(kept);
+        } else {
+            out.push(read_document(db, path, limit)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The documents directly in a folder, in name order.
+fn read_folder(db: &Database, dir: &Utf8Path, limit: u64) -> Result<Vec<SourceText>, Fatal> {
+    let cannot = |e: std::io::Error| Fatal(format!("cannot read folder `{dir}`: {}", lower_first(&e.to_string())));
+    let mut paths: Vec<Utf8PathBuf> = Vec::new();
+    for entry in dir.read_dir_utf8().map_err(cannot)? {
+        let path = entry.map_err(cannot)?.into_path();
+        if path.is_file() && path.extension().is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e)) {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.iter().map(|p| read_document(db, p, limit)).collect()
+}
+
+/// Standard input as the document `-`, at most `limit` bytes of it.
+fn read_stdin(db: &Database, limit: u64) -> Result<SourceText, Fatal> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Fatal(format!("cannot read standard input: {}", lower_first(&e.to_string()))))?;
+    if bytes.len() as u64 > limit {
+        return Ok(SourceText::too_large(db, "-".to_string(), limit, None));
+    }
+    Ok(SourceText::from_bytes(db, "-".to_string(), bytes))
 }
 
 /// The largest file a document's `ref` may name.

@@ -12,7 +12,7 @@ use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_inputs};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -27,11 +27,9 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
-    let mut documents = Vec::new();
-    for path in args.files.iter().chain(&args.binding) {
-        documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    }
-    let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
+    let shown = read_inputs(&db, set, &args.files, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let mut documents = shown.clone();
+    documents.extend(read_inputs(&db, set, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?);
     let attached = attachments(&db, set, &documents);
     let deployment = Deployment::new(&db, documents, attached);
     let explained = explain_deployment(&db, set, deployment);
@@ -62,7 +60,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let text = match args.format {
         Format::Human => cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose),
         Format::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&cx.json(&e.findings, &findings, &cells)).unwrap_or_default())
+            let json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     };
     if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
@@ -307,7 +306,58 @@ impl Cx<'_> {
         }
     }
 
-    fn json(&self, all: &[Finding], findings: &[&Finding], cells: &[&Cell]) -> Value {
+    /// The answers as data: per question, what is permitted and what is refused, with the values read.
+    fn answers_json(&self, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) -> Vec<Value> {
+        let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
+        questions.dedup();
+        let mut out = Vec::new();
+        for q in questions {
+            let mine: Vec<&(Decision, Vec<Read>)> = answers
+                .iter()
+                .filter(|(d, _)| d.question == q)
+                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
+                .collect();
+            let Some((first, _)) = mine.first() else { continue };
+            let attributes = |d: &Decision| {
+                d.attributes
+                    .iter()
+                    .map(|(side, a, v)| {
+                        let side = match side {
+                            grail_lang::ast::RequestSide::Principal => "principal",
+                            grail_lang::ast::RequestSide::Resource => "resource",
+                        };
+                        (format!("{side}.{a}"), json!(v))
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+            };
+            let permitted: Vec<Value> =
+                mine.iter().filter(|(d, _)| d.allowed).map(|(d, _)| Value::Object(attributes(d))).collect();
+            let refused: Vec<Value> = mine
+                .iter()
+                .filter(|(d, _)| !d.allowed)
+                .map(|(d, reads)| {
+                    let reads: Vec<Value> = reads
+                        .iter()
+                        .filter(|r| verbose || !(r.value.starts_with('{') || r.value.starts_with('[')))
+                        .map(|r| json!({"expr": r.expr, "value": r.value, "from": self.provenance_json(&r.from)}))
+                        .collect();
+                    json!({"request": Value::Object(attributes(d)), "reads": reads})
+                })
+                .collect();
+            out.push(json!({"question": q, "action": first.action, "permitted": permitted, "refused": refused}));
+        }
+        out
+    }
+
+    fn json(
+        &self,
+        all: &[Finding],
+        findings: &[&Finding],
+        cells: &[&Cell],
+        answers: &[(Decision, Vec<Read>)],
+        keys: &BTreeSet<&str>,
+        verbose: bool,
+    ) -> Value {
         let s = Summary::of(all);
         let findings: Vec<Value> = findings
             .iter()
@@ -352,6 +402,7 @@ impl Cx<'_> {
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
             "findings": findings,
             "state": cells,
+            "answers": self.answers_json(answers, keys, verbose),
         })
     }
 }

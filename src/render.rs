@@ -163,7 +163,7 @@ pub fn human(
     out
 }
 
-/// The JSON report of one deployment (DESIGN.md, "Command line contract").
+/// The JSON report of one deployment (README.md, `--format json`).
 pub fn json(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Finding]) -> Value {
     let s = Summary::of(findings);
     let listed: Vec<Value> = findings

@@ -286,6 +286,17 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     Report { documents, findings }
 }
 
+/// A deployment checked, with the documents rules read (typed values) and
+/// every finding: what `grail graph` draws. Empty when the policy does not compile.
+pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Option<check::Run> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    let (_, inputs, attached) = assemble(db, deployment);
+    Some(check::run(&compiled.policy, &inputs, &attached, false))
+}
+
 /// The answers of the policy's admission questions for a deployment.
 #[salsa::tracked(returns(ref))]
 pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<Decision> {

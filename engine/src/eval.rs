@@ -197,7 +197,13 @@ impl Walk<'_, '_> {
                     if let Origin::Missing { what, .. } = &d.origin {
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
                     } else {
-                        self.emit(ev, Outcome::Unknown, format!("cannot be established: `{}` is invalid", domain.text));
+                        // The rule's own names (`model_slots(t)`) mean nothing to
+                        // the document's author: say what is wrong with the document.
+                        let why = match &d.origin {
+                            Origin::Document { .. } => INVALID_READ,
+                            _ => "a collection it goes through could not be established",
+                        };
+                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                     return;
                 };
@@ -313,12 +319,8 @@ impl Walk<'_, '_> {
                 }
                 Truth::Unknown => {
                     self.step(ev, |_| (format!("when {}", guard.text), "unknown".into()));
-                    let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
-                    self.emit(
-                        ev,
-                        Outcome::Unknown,
-                        format!("cannot tell whether the rule applies: `{what}` is absent or invalid"),
-                    );
+                    let why = ev.first_missing(guard).unwrap_or_else(|| UNESTABLISHED.into());
+                    self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: {why}"));
                     self.pop_step(ev);
                 }
             },
@@ -337,12 +339,8 @@ impl Walk<'_, '_> {
                         self.emit(ev, if *fail { Outcome::Fail } else { Outcome::Unknown }, m);
                     }
                     Truth::Unknown => {
-                        let what = ev.first_missing(check).unwrap_or_else(|| check.text.clone());
-                        self.emit(
-                            ev,
-                            Outcome::Unknown,
-                            format!("cannot be established: `{what}` is absent or invalid"),
-                        );
+                        let why = ev.first_missing(check).unwrap_or_else(|| UNESTABLISHED.into());
+                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                 }
                 if traced {
@@ -378,12 +376,23 @@ impl std::ops::Deref for Bound {
     }
 }
 
-fn missing_what(v: &Val, text: &str) -> String {
+/// Why a value a rule needed is unknown, in the document's terms: a missing
+/// key by its path; a value of the document that is invalid as such (its
+/// type finding says what is wrong); never a name of the rule's own.
+fn missing_what(v: &Val) -> String {
     match &v.origin {
-        Origin::Missing { what, .. } => what.to_string(),
-        _ => text.to_string(),
+        // A file that was not read says which and why.
+        Origin::Missing { what, .. } if what.starts_with('`') => what.to_string(),
+        Origin::Missing { what, .. } => format!("`{what}` is absent"),
+        Origin::Document { .. } => INVALID_READ.into(),
+        _ => UNESTABLISHED.into(),
     }
 }
+
+/// An UNKNOWN's reason when a value the rule reads is invalid in the document.
+const INVALID_READ: &str = "a value it reads is invalid (the type finding at that value says why)";
+/// An UNKNOWN's reason when nothing more precise is known.
+const UNESTABLISHED: &str = "a value it reads could not be established";
 
 pub struct Evaluator<'a> {
     pub policy: &'a Policy,
@@ -546,7 +555,7 @@ impl<'a> Evaluator<'a> {
         if v.is_absent()
             && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..))
         {
-            return Some(missing_what(&v, &e.text));
+            return Some(missing_what(&v));
         }
         None
     }
