@@ -295,3 +295,70 @@ fn man_pages_render_with_groff() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn explain_json_includes_the_permitted_and_refused_answers() {
+    let mut args = vec!["explain", "--format", "json"];
+    args.extend(&ORG[..3]);
+    let out = run_in(root(), &args);
+    let json: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let answers = json["answers"].as_array().expect("answers");
+    let dispatch = answers.iter().find(|a| a["question"] == "admission.dispatch").expect("admission.dispatch");
+    assert_eq!(dispatch["action"], "dispatch");
+    let permitted = dispatch["permitted"].as_array().expect("permitted");
+    assert!(permitted.contains(&json!({"resource.work_class": "C2", "resource.surface": "ci-pool-a"})), "{dispatch}");
+    let refused = dispatch["refused"].as_array().expect("refused");
+    let c4 = refused
+        .iter()
+        .find(|r| r["request"] == json!({"resource.work_class": "C4", "resource.surface": "secure-pool"}))
+        .expect("C4 on the L3 pool is refused");
+    assert!(!c4["reads"].as_array().expect("reads").is_empty(), "{c4}");
+    // As the human explanation says.
+    let human = grail(&["explain", ORG[0], ORG[1], ORG[2]]);
+    assert!(human.contains("permitted: "), "{human}");
+    assert!(human.contains("refused:   work_class C4, surface secure-pool"), "{human}");
+}
+
+#[test]
+fn a_version_written_as_a_number_is_reported_as_written() {
+    let out = grail(&["check", "tests/inputs/schema-version-number.yaml"]);
+    assert!(out.contains("found the number `1.0`; quote it to write a string"), "{out}");
+    assert!(!out.contains("`1`"), "{out}");
+    assert!(!out.contains("is `absent`"), "{out}");
+    assert!(out.contains("no valid schema_version: the value is invalid"), "{out}");
+    // A wrong version, and an absent one, still say so.
+    let dir = std::env::temp_dir().join(format!("grail-version-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let text = std::fs::read_to_string(root().join("tests/inputs/schema-version-number.yaml")).expect("the input");
+    for (version, said) in [
+        ("schema_version: \"2.0\"", "schema_version is `2.0`; the supported set is {\"1.0\"}"),
+        ("", "no valid schema_version: `schema_version` is absent; the supported set is {\"1.0\"}"),
+    ] {
+        let file = dir.join("binding.yaml");
+        std::fs::write(&file, text.replace("schema_version: 1.0", version)).expect("write");
+        let out = grail(&["check", file.to_str().expect("UTF-8")]);
+        assert!(out.contains(said), "{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknowns_after_a_typo_speak_of_the_document_not_of_the_rule() {
+    let out = run_in(root(), &["check", "--format", "json", "tests/inputs/role-typo.yaml"]);
+    let json: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let findings = json["findings"].as_array().expect("findings");
+    let typo = findings.iter().find(|f| f["rule"] == "schema.type").expect("the type finding");
+    assert!(typo["message"].as_str().expect("a message").contains("did you mean `checker`?"));
+    let unknown: Vec<&str> = findings
+        .iter()
+        .filter(|f| f["outcome"] == "unknown")
+        .map(|f| f["message"].as_str().expect("a message"))
+        .collect();
+    assert!(!unknown.is_empty(), "the typo leaves rules unable to tell");
+    for m in &unknown {
+        for internal in ["`m`", "`models`", "model_slots(", "`t.roles`", "pairs("] {
+            assert!(!m.contains(internal), "an UNKNOWN shows the rule's internals ({internal}): {m}");
+        }
+    }
+    assert!(unknown.iter().any(|m| m.contains("a value it reads is invalid")), "{unknown:?}");
+}

@@ -111,7 +111,7 @@ fn the_html_reference_finds_a_rule_in_a_real_browser() {
         .arg(format!("file://{}/index.html", site.display()))
         .output()
         .expect("chromium runs");
-    assert!(!String::from_utf8_lossy(&all.stdout).contains(" hidden"));
+    assert!(!String::from_utf8_lossy(&all.stdout).contains(" hidden="));
 
     let shot = tmp.join("doc-search.png");
     let _ = std::fs::remove_file(&shot);
