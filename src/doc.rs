@@ -486,7 +486,8 @@ fn markdown(entries: &[Entry]) -> String {
                     let _ = writeln!(out, "| {} |", headers.join(" | "));
                     let _ = writeln!(out, "|{}", " --- |".repeat(headers.len()));
                     for r in rows {
-                        let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+                        let _ =
+                            writeln!(out, "| {} |", r.iter().map(|c| cell(c.as_str())).collect::<Vec<_>>().join(" | "));
                     }
                     out.push('\n');
                 }
