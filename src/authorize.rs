@@ -72,7 +72,11 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let mut request = parse_pairs(RequestSide::Principal, &args.principal)?;
     request.extend(parse_pairs(RequestSide::Resource, &args.resource)?);
     for (side, attr, _) in &request {
-        let declared: BTreeSet<String> = questions
+        // Cedar's schema declares every attribute of every question on its
+        // entity type: a request may carry one that this action ignores.
+        let declared: BTreeSet<String> = compiled
+            .policy
+            .questions
             .iter()
             .flat_map(|q| q.vars.iter())
             .filter(|v| v.side == *side)
