@@ -61,6 +61,7 @@ fn examples(text: &str) -> Vec<Example> {
             let mut command = first.to_string();
             while command.ends_with('\\') && j + 1 < end {
                 command.pop();
+                command.truncate(command.trim_end().len());
                 j += 1;
                 command.push(' ');
                 command.push_str(lines[j].trim_start());
