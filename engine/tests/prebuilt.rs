@@ -68,8 +68,10 @@ fn the_prebuilt_library_is_the_compiled_library_and_only_for_its_own_files() {
 /// blob, is refused, so the policy compiles from source.
 #[test]
 fn a_cached_blob_holds_exactly_its_files_whole() {
-    let text = "rule demo.name\n  require binding.name == \"x\" else fail \"not x\"\n";
-    let files = [("policy/one.grail", text), ("policy/two.grail", "// nothing\n")];
+    // tests/policies/unknown/policy.grail, which compiles without a diagnostic.
+    let text = "/// A policy whose one rule reports missing evidence as UNKNOWN.\ndocument Doc as doc where kind absent {\n  on syntax rule t.syntax\n  on duplicate_key rule t.duplicate_key\n  on unknown_key rule t.unknown_key\n  on type rule t.type\n  evidence?: bool\n}\n\nrule t.evidence\n  require doc.evidence else fail \"the evidence says no\"\n";
+    let files =
+        [("policy/one.grail", text), ("policy/two.grail", "rule t.other\n  require doc.evidence else fail \"no\"\n")];
     let blob = prebuilt::encode(&files).expect("the policy compiles");
     assert!(prebuilt::holds(&blob, &files));
 
