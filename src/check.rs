@@ -3,16 +3,26 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use grail_engine::db::check_deployment;
-use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
+use grail_engine::check::{Attachment, Input};
+use grail_engine::db::{Source, check_deployment};
+use grail_engine::document::{Node, SyntaxError};
+use grail_engine::hir::Policy;
+use grail_engine::{Database, Deployment, Finding, Outcome, SourceText, Summary};
+use rayon::prelude::*;
 
-use crate::documents::{attachments, read_inputs};
+use crate::documents::{attach, attachments, open_document, read_inputs, read_source};
+use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
-    policy::compile(&db, set)?;
+    let compiled = policy::compile(&db, set)?;
+    // The stream takes files only: standard input and folders go through the database.
+    let streamable = args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
+        return each(args, &compiled.policy, &Texts::policy(&db, set));
+    }
 
     let docs = read_inputs(&db, set, &args.files, args.max_document_size)?;
     let context = read_inputs(&db, set, &args.binding, args.max_document_size)?;
@@ -67,9 +77,110 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     if args.format == Format::Junit && stdout.write_all(junit::document(&junit_suites).as_bytes()).is_err() {
         return Err(Fatal("cannot write to standard output".into()));
     }
-    Ok(match worst {
+    Ok(exit(args, worst))
+}
+
+fn exit(args: &CheckArgs, worst: Outcome) -> ExitCode {
+    match worst {
         Outcome::Fail => ExitCode::from(1),
         Outcome::Unknown if args.deny_unknown => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
-    })
+    }
+}
+
+/// How many files are read and checked at once, per thread: enough to keep
+/// every core busy, few enough that memory is bounded by them.
+const IN_FLIGHT_PER_THREAD: usize = 8;
+
+/// `--each` (human or JSON): every file a deployment of its own, checked as a
+/// stream outside the database, a window of files at a time on every core,
+/// the reports written in the order of the arguments. The report of each file
+/// is the one the database gives (`check_deployment`): the same documents,
+/// attachments and findings, through the same functions.
+fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>) -> Result<ExitCode, Fatal> {
+    // A file that cannot be opened stops the command before anything is
+    // checked, as when every file was read first.
+    for path in &args.files {
+        open_document(path)?;
+    }
+    let mut context = Vec::new();
+    for path in &args.binding {
+        context.push(read_source(path, args.max_document_size)?);
+    }
+    let context: Vec<(Source, Option<Result<Node, SyntaxError>>)> = context
+        .into_iter()
+        .map(|s| {
+            let loaded = s.load();
+            (s, loaded)
+        })
+        .collect();
+
+    let window = rayon::current_num_threads().max(1) * IN_FLIGHT_PER_THREAD;
+    let mut worst = Outcome::Pass;
+    let mut stdout = std::io::stdout().lock();
+    for files in args.files.chunks(window) {
+        let reports: Vec<Result<(String, Outcome), Fatal>> =
+            files.par_iter().map(|path| check_one(args, policy, policy_texts, path, &context)).collect();
+        for report in reports {
+            let (text, verdict) = report?;
+            worst = worst.max(verdict);
+            if stdout.write_all(text.as_bytes()).is_err() {
+                return Err(Fatal("cannot write to standard output".into()));
+            }
+        }
+    }
+    Ok(exit(args, worst))
+}
+
+/// One file of `--each`: read, checked with the context documents and the
+/// files their `ref` fields name, rendered; nothing of it is kept.
+fn check_one(
+    args: &CheckArgs,
+    policy: &Policy,
+    policy_texts: &Texts<'_>,
+    path: &camino::Utf8Path,
+    context: &[(Source, Option<Result<Node, SyntaxError>>)],
+) -> Result<(String, Outcome), Fatal> {
+    let source = read_source(path, args.max_document_size)?;
+    let loaded = source.load();
+    let mut documents: Vec<(&Source, &Option<Result<Node, SyntaxError>>)> = vec![(&source, &loaded)];
+    documents.extend(context.iter().map(|(s, l)| (s, l)));
+    let inputs: Vec<Input<'_>> = documents.iter().map(|(s, l)| s.input(l)).collect();
+
+    // The files the documents' `ref` fields name, each read once per naming.
+    let mut named = Vec::new();
+    for (from, input) in inputs.iter().enumerate() {
+        for ref_path in grail_engine::check::references(policy, input) {
+            let read = attach(input.path, &ref_path).map(|s| {
+                let loaded = grail_engine::db::load_text(&s.path, &s.text, s.read_error);
+                (s, loaded)
+            });
+            named.push((from, ref_path, read));
+        }
+    }
+    let mut attached = Vec::new();
+    let mut extra = 0u32;
+    for (from, ref_path, read) in &named {
+        let read = match read {
+            Err(reason) => Err(reason.clone()),
+            Ok((_, loaded)) => {
+                extra += 1;
+                Ok(((documents.len() as u32 + extra - 1), loaded))
+            }
+        };
+        attached.push(Attachment { from: *from, path: ref_path, read });
+    }
+    let findings: Vec<Finding> = grail_engine::check::check(policy, &inputs, &attached);
+
+    let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
+    texts.extend(
+        named.iter().filter_map(|(_, _, read)| read.as_ref().ok()).map(|(s, _)| (s.path.as_str(), s.text.as_str())),
+    );
+    let docs = Texts::new(texts);
+    let verdict = Summary::of(&findings).verdict();
+    let text = match args.format {
+        Format::Json => render::json_line(policy_texts, &docs, &findings, &source.path),
+        _ => render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose),
+    };
+    Ok((text, verdict))
 }

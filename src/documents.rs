@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::io::Read as _;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use grail_engine::db::{AttachedFile, document_references};
+use grail_engine::db::{AttachedFile, Source, document_references};
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::Fatal;
@@ -19,18 +19,30 @@ pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
 /// Symbolic links are followed, as by any reader. One that cannot be read
 /// stops the command.
 pub fn read_document(db: &Database, path: &Utf8Path, limit: u64) -> Result<SourceText, Fatal> {
-    if path.is_dir() {
-        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
-    }
+    read_source(path, limit).map(|source| source.into_input(db))
+}
+
+/// [`read_document`] outside any database.
+pub fn read_source(path: &Utf8Path, limit: u64) -> Result<Source, Fatal> {
     let cannot = |e: std::io::Error| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string())));
-    let file = std::fs::File::open(path).map_err(cannot)?;
+    let file = open_document(path)?;
     let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() as u64 > limit {
-        return Ok(SourceText::too_large(db, path.to_string(), limit, size.filter(|s| *s > limit)));
+        return Ok(Source::too_large(path.to_string(), limit, size.filter(|s| *s > limit)));
     }
-    Ok(SourceText::from_bytes(db, path.to_string(), bytes))
+    Ok(Source::from_bytes(path.to_string(), bytes))
+}
+
+/// Opens a document named on the command line, or says why it cannot be
+/// read (a folder, a missing file): what stops the command before anything
+/// is checked.
+pub fn open_document(path: &Utf8Path) -> Result<std::fs::File, Fatal> {
+    if path.is_dir() {
+        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
+    }
+    std::fs::File::open(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))
 }
 
 /// The extensions of the documents a folder named on the command line stands for.
@@ -107,14 +119,16 @@ pub fn attachments(db: &Database, set: PolicySet, documents: &[SourceText]) -> V
     let mut out = Vec::new();
     for doc in documents {
         for path in document_references(db, set, *doc) {
-            let read = attach(db, doc.path(db), path);
+            let read = attach(doc.path(db), path).map(|source| source.into_input(db));
             out.push(AttachedFile { from: *doc, path: path.clone(), read });
         }
     }
     out
 }
 
-fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, String> {
+/// Reads the file a document's `ref` field names (`path`, as written), or
+/// says why it is refused; outside any database.
+pub fn attach(document: &str, path: &str) -> Result<Source, String> {
     if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
         return Err(reason.into());
     }
@@ -136,7 +150,7 @@ fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, Strin
         ));
     }
     let bytes = std::fs::read(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    Ok(SourceText::from_bytes(db, target.to_string(), bytes))
+    Ok(Source::from_bytes(target.to_string(), bytes))
 }
 
 /// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.

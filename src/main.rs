@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod analyze;
 mod authorize;
+mod cache;
 mod check;
 mod compile;
 mod completions;
@@ -36,6 +37,11 @@ mod test;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Neither read nor write the cache of compiled policies (a `--policy DIR`
+    /// is compiled once and kept in `$GRAIL_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/grail`, else `~/.cache/grail`).
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 #[derive(Subcommand)]
@@ -482,13 +488,16 @@ const LONG_VERSION: &str =
     concat!(env!("CARGO_PKG_VERSION"), " (shipped library: ", env!("GRAIL_SHIPPED_LIBRARY"), ")");
 
 /// The shipped library, compiled by build.rs (empty when it was not).
-static SHIPPED_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.policy"));
+pub(crate) static SHIPPED_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.policy"));
 
 fn main() -> ExitCode {
     if !SHIPPED_POLICY.is_empty() {
         grail_engine::prebuilt::install(SHIPPED_POLICY);
     }
     let cli = Cli::parse();
+    if cli.no_cache {
+        cache::disable();
+    }
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Test(args) => test::run(&args),

@@ -175,9 +175,14 @@ pub fn document_format(path: &str, text: &str) -> Format {
 
 #[salsa::tracked(returns(ref))]
 pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, SyntaxError> {
-    let text = doc.text(db);
+    load_text(doc.path(db), doc.text(db), doc.read_error(db))
+}
+
+/// What [`load_document`] gives for a file's path, text and read error,
+/// outside any database.
+pub fn load_text(path: &str, text: &str, read_error: Option<ReadError>) -> Result<Node, SyntaxError> {
     let at_start = grail_lang::ast::Span::new(0, 0);
-    match doc.read_error(db) {
+    match read_error {
         None => {}
         Some(ReadError::InvalidUtf8 { at }) => {
             // The span covers the replacement character that stands for the bad bytes.
@@ -205,7 +210,50 @@ pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, 
             });
         }
     }
-    document::load(text, document_format(doc.path(db), text), &Limits::default())
+    document::load(text, document_format(path, text), &Limits::default())
+}
+
+/// A file read outside any database: what a [`SourceText`] holds. Checking
+/// many documents as a stream (`grail check --each`) keeps them out of the
+/// database, which would keep every one to the end of the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub path: String,
+    pub text: String,
+    pub read_error: Option<ReadError>,
+}
+
+impl Source {
+    /// As [`SourceText::from_bytes`].
+    pub fn from_bytes(path: String, bytes: Vec<u8>) -> Source {
+        let (text, read_error) = decode(bytes);
+        Source { path, text, read_error }
+    }
+
+    /// As [`SourceText::too_large`].
+    pub fn too_large(path: String, limit: u64, size: Option<u64>) -> Source {
+        Source { path, text: String::new(), read_error: Some(ReadError::TooLarge { limit, size }) }
+    }
+
+    /// The source as a database input.
+    pub fn into_input(self, db: &dyn salsa::Database) -> SourceText {
+        SourceText::new(db, self.path, self.text, self.read_error)
+    }
+
+    /// The tree the checker reads, as the queries load it: `None` for a
+    /// Markdown file, which the checker reads itself.
+    pub fn load(&self) -> Option<Result<Node, SyntaxError>> {
+        if check::is_markdown(&self.path) && self.read_error.is_none() {
+            None
+        } else {
+            Some(load_text(&self.path, &self.text, self.read_error))
+        }
+    }
+
+    /// The checker's input for this source and its [`Source::load`]ed tree.
+    pub fn input<'a>(&'a self, loaded: &'a Option<Result<Node, SyntaxError>>) -> check::Input<'a> {
+        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref() }
+    }
 }
 
 fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db> {
