@@ -4,6 +4,7 @@
 //! check script runs against the examples, and every pre-commit hook's entry
 //! runs as pre-commit would run it.
 
+#[allow(dead_code, reason = "this test binary uses `run_in` only")]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@
 //! entry. The screenshot it takes is left in the target folder
 //! (`doc-search.png` under CARGO_TARGET_TMPDIR).
 
+#[allow(dead_code, reason = "this test binary uses part of the shared runner only")]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -93,9 +93,12 @@ fn junit_has_a_case_per_rule_and_subject_as_the_json_report_counts_them() {
     );
 }
 
+/// A workflow command as the runner reads it: its name, its properties, its message.
+type WorkflowCommand = (String, Vec<(String, String)>, String);
+
 /// Reads workflow commands back as the runner does: `::NAME k=v,k=v::message`,
 /// with `%25`, `%0D`, `%0A` (and in properties `%3A`, `%2C`) unescaped.
-fn read_commands(text: &str) -> Vec<(String, Vec<(String, String)>, String)> {
+fn read_commands(text: &str) -> Vec<WorkflowCommand> {
     let unescape = |s: &str| {
         s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
     };
