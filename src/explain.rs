@@ -243,15 +243,8 @@ impl Cx<'_> {
 
     /// The answers of the questions about the documents: what is permitted, what is refused and why.
     fn answers(&self, out: &mut String, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) {
-        let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
-        questions.dedup();
-        for q in questions {
-            let mine: Vec<&(Decision, Vec<Read>)> = answers
-                .iter()
-                .filter(|(d, _)| d.question == q)
-                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
-                .collect();
-            let Some((first, _)) = mine.first() else { continue };
+        for (q, mine) in by_question(answers, keys) {
+            let (first, _) = mine[0];
             let docs =
                 self.compiled.policy.questions.iter().find(|x| x.id == q).map(|x| x.docs.join(" ")).unwrap_or_default();
             let _ = writeln!(
@@ -308,16 +301,9 @@ impl Cx<'_> {
 
     /// The answers as data: per question, what is permitted and what is refused, with the values read.
     fn answers_json(&self, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) -> Vec<Value> {
-        let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
-        questions.dedup();
         let mut out = Vec::new();
-        for q in questions {
-            let mine: Vec<&(Decision, Vec<Read>)> = answers
-                .iter()
-                .filter(|(d, _)| d.question == q)
-                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
-                .collect();
-            let Some((first, _)) = mine.first() else { continue };
+        for (q, mine) in by_question(answers, keys) {
+            let (first, _) = mine[0];
             let attributes = |d: &Decision| {
                 d.attributes
                     .iter()
@@ -405,4 +391,26 @@ impl Cx<'_> {
             "answers": self.answers_json(answers, keys, verbose),
         })
     }
+}
+
+/// An answer of a question with the values it read.
+type Answer = (Decision, Vec<Read>);
+
+/// The answers grouped by question, in the order they came, each group holding
+/// only the answers about the `keys` asked for (all of them when none was);
+/// a question left with no answer is left out.
+fn by_question<'a>(answers: &'a [Answer], keys: &BTreeSet<&str>) -> Vec<(&'a str, Vec<&'a Answer>)> {
+    let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
+    questions.dedup();
+    questions
+        .into_iter()
+        .filter_map(|q| {
+            let mine: Vec<&Answer> = answers
+                .iter()
+                .filter(|(d, _)| d.question == q)
+                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
+                .collect();
+            (!mine.is_empty()).then_some((q, mine))
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
+use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText};
 
 use crate::render::policy_position;
 
@@ -51,22 +51,8 @@ pub fn annotations(
         }
         let _ = writeln!(out, "::{command} {}::{}", properties.join(","), data(&message));
     }
-    let s = Summary::of(findings);
     let files: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    let _ = writeln!(
-        out,
-        "{}: {} failed, {} unknown, {} passed, {} not applicable ({})",
-        files.join(", "),
-        s.fail,
-        s.unknown,
-        s.pass,
-        s.not_applicable,
-        match s.verdict() {
-            Outcome::Fail => "fail",
-            Outcome::Unknown => "unknown",
-            _ => "pass",
-        }
-    );
+    out.push_str(&crate::render::summary_line(&files, findings));
     out
 }
 

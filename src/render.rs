@@ -197,8 +197,14 @@ pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: 
             out.push_str(&format!("  {:<14} {} {}{reason}\n", outcome_word(f.outcome), f.rule, f.subject));
         }
     }
+    out.push_str(&summary_line(shown, findings));
+    out
+}
+
+/// The closing line of a report: the files, the count of each outcome, the verdict.
+pub fn summary_line(shown: &[&str], findings: &[Finding]) -> String {
     let s = Summary::of(findings);
-    out.push_str(&format!(
+    format!(
         "{}: {} failed, {} unknown, {} passed, {} not applicable ({})\n",
         shown.join(", "),
         s.fail,
@@ -210,8 +216,7 @@ pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: 
             Outcome::Unknown => "unknown",
             _ => "pass",
         }
-    ));
-    out
+    )
 }
 
 /// The JSON report of one deployment (README.md, `--format json`).
