@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use grail_engine::db::check_deployment;
 use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
-use crate::documents::{attachments, read_document};
+use crate::documents::{attachments, deployment};
 use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -14,15 +14,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let set = policy::load(&db, args.policy.as_deref())?;
     policy::compile(&db, set)?;
 
-    let mut docs = Vec::new();
-    for path in &args.files {
-        docs.push(read_document(&db, path, args.max_document_size)?);
+    if args.each && !args.layers.is_empty() {
+        return Err(Fatal(
+            "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
+        ));
     }
-
-    let mut context = Vec::new();
-    for path in &args.binding {
-        context.push(read_document(&db, path, args.max_document_size)?);
-    }
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
+    let docs = named.shown.clone();
+    let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
     let mut worst = Outcome::Pass;
@@ -32,7 +31,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
         let attachments = attachments(&db, set, &documents);
-        let deployment = Deployment::new(&db, documents, attachments);
+        let deployment = Deployment::builder(documents, attachments).bindings(named.bindings.clone()).new(&db);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);

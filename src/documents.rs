@@ -82,3 +82,108 @@ pub fn lower_first(s: &str) -> String {
         None => String::new(),
     }
 }
+
+/// `--layer NAME=FILE`: a document of the deployment bound to a layer of its kind.
+#[derive(Clone, Debug)]
+pub struct LayerArg {
+    pub layer: String,
+    pub file: camino::Utf8PathBuf,
+}
+
+/// Reads `NAME=FILE` (clap's value parser for `--layer`).
+pub fn parse_layer(text: &str) -> Result<LayerArg, String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.trim().is_empty() && !file.is_empty() => {
+            Ok(LayerArg { layer: name.trim().to_string(), file: file.into() })
+        }
+        _ => Err(format!("`{text}` is not `NAME=FILE`; write for example `--layer security=security.yaml`")),
+    }
+}
+
+/// The documents of one deployment as the command line names them.
+pub struct Named {
+    /// Every document, each file once: the positional files, then the files
+    /// only `--layer` names, then the `--binding` documents.
+    pub documents: Vec<SourceText>,
+    /// The documents the report is about (positional and `--layer` files).
+    pub shown: Vec<SourceText>,
+    /// The `--layer` bindings.
+    pub bindings: Vec<grail_engine::db::LayerBinding>,
+}
+
+/// Reads the documents of a deployment: `files`, the `--layer` files and
+/// the `--binding` files. One file named twice (by two paths to it, or as a
+/// positional file and with `--layer`) is one document, so binding one file
+/// twice is seen as such (`layer.order`). Each `--layer` names a layer of its
+/// file's kind, or the command does not run.
+pub fn deployment(
+    db: &Database,
+    set: PolicySet,
+    files: &[camino::Utf8PathBuf],
+    layers: &[LayerArg],
+    context: &[camino::Utf8PathBuf],
+    limit: u64,
+) -> Result<Named, Fatal> {
+    let mut seen: Vec<(std::path::PathBuf, SourceText)> = Vec::new();
+    let mut read = |path: &Utf8Path, what: &str| -> Result<(SourceText, bool), Fatal> {
+        let key = path.as_std_path().canonicalize().unwrap_or_else(|_| path.as_std_path().to_path_buf());
+        if let Some((_, doc)) = seen.iter().find(|(k, _)| *k == key) {
+            return Ok((*doc, false));
+        }
+        let doc = read_document(db, path, limit).map_err(|Fatal(m)| Fatal(format!("{what}{m}")))?;
+        seen.push((key, doc));
+        Ok((doc, true))
+    };
+    let mut documents = Vec::new();
+    for path in files {
+        let (doc, new) = read(path, "")?;
+        if new {
+            documents.push(doc);
+        }
+    }
+    let mut bindings = Vec::new();
+    for arg in layers {
+        let flag = format!("`--layer {}={}`: ", arg.layer, arg.file);
+        let (doc, new) = read(&arg.file, &flag)?;
+        if new {
+            documents.push(doc);
+        }
+        check_layer_name(db, set, doc, arg, &flag)?;
+        bindings.push(grail_engine::db::LayerBinding {
+            document: doc,
+            layer: arg.layer.clone(),
+            by: grail_engine::layers::BoundBy::Flag,
+        });
+    }
+    let shown = documents.clone();
+    for path in context {
+        let (doc, new) = read(path, "`--binding`: ")?;
+        if new {
+            documents.push(doc);
+        }
+    }
+    Ok(Named { documents, shown, bindings })
+}
+
+/// A `--layer` names a layer of its file's kind (layer names are scoped per kind).
+fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerArg, flag: &str) -> Result<(), Fatal> {
+    // A document with no kind (unreadable, malformed) is reported by the check itself.
+    let Some((kind, layers)) = grail_engine::db::document_layers(db, set, doc) else { return Ok(()) };
+    let Some(layers) = layers else {
+        return Err(Fatal(format!(
+            "{flag}`{}` is a `{kind}` document, and the policy declares no layers for `{kind}`; name it without `--layer`",
+            arg.file
+        )));
+    };
+    if layers.contains(&arg.layer) {
+        return Ok(());
+    }
+    let near = grail_engine::suggest::did_you_mean(&arg.layer, layers.iter().map(String::as_str));
+    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    let list: Vec<String> = layers.iter().map(|l| format!("`{l}`")).collect();
+    Err(Fatal(format!(
+        "{flag}`{kind}` has no layer `{}` (its layers, most trusted first: {}){hint}",
+        arg.layer,
+        list.join(", ")
+    )))
+}

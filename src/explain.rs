@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use grail_engine::db::{Compiled, explain_deployment};
 use grail_engine::diagnostic::{Provenance, Read, Step};
 use grail_engine::explain::{Cell, subject_mentions};
+use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -27,13 +28,10 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
-    let mut documents = Vec::new();
-    for path in args.files.iter().chain(&args.binding) {
-        documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    }
-    let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
-    let attached = attachments(&db, set, &documents);
-    let deployment = Deployment::new(&db, documents, attached);
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let shown: Vec<SourceText> = named.shown.clone();
+    let attached = attachments(&db, set, &named.documents);
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 
@@ -84,7 +82,7 @@ struct Cx<'a> {
     set: PolicySet,
     compiled: &'a Compiled,
     documents: &'a [SourceText],
-    layers: &'a [(u32, String)],
+    layers: &'a [DocLayer],
 }
 
 impl Cx<'_> {
@@ -110,8 +108,8 @@ impl Cx<'_> {
                     let layer = self
                         .layers
                         .iter()
-                        .find(|(d, _)| d == doc)
-                        .map(|(_, n)| format!(" (layer {n})"))
+                        .find(|l| l.doc == *doc)
+                        .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
                         .unwrap_or_default();
                     format!("{path}:{l}:{c}{layer}")
                 }
@@ -293,8 +291,8 @@ impl Cx<'_> {
         match p {
             Provenance::Document(doc, span) => match self.position(*doc, span.start) {
                 Some((path, l, c)) => {
-                    let layer = self.layers.iter().find(|(d, _)| d == doc).map(|(_, n)| n.clone());
-                    json!({"file": path, "line": l, "column": c, "layer": layer})
+                    let layer = self.layers.iter().find(|l| l.doc == *doc);
+                    json!({"file": path, "line": l, "column": c, "layer": layer.map(|l| &l.layer), "bound": layer.map(|l| l.by.as_str())})
                 }
                 None => Value::Null,
             },

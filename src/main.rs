@@ -45,6 +45,7 @@ enum Command {
     ///
     /// Examples:
     ///   grail check examples/org/security.yaml
+    ///   grail check --layer security=org/security.yaml --layer repo=org/repo.yaml
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
     #[command(verbatim_doc_comment)]
@@ -111,7 +112,8 @@ enum Command {
     ///
     /// Examples:
     ///   grail compile --target cedar --out build/cedar examples/bindings/good.yaml
-    ///   grail compile --target cedar --out build/cedar org/security.yaml org/operator.yaml org/repo.yaml
+    ///   grail compile --target cedar --out build/cedar --layer security=org/security.yaml \
+    ///       --layer operator=org/operator.yaml --layer repo=org/repo.yaml
     ///   grail compile --target json --out build/ir
     ///   grail compile --target jsonschema --out .schemas
     #[command(verbatim_doc_comment)]
@@ -172,6 +174,11 @@ struct CompileArgs {
     /// With --target cedar: a document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
     #[arg(long)]
     deny_unknown: bool,
@@ -217,6 +224,11 @@ struct ExplainArgs {
     /// A document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -224,7 +236,7 @@ struct ExplainArgs {
     #[arg(long, short)]
     verbose: bool,
     /// The documents to explain, read together as one deployment.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -261,6 +273,11 @@ struct CheckArgs {
     /// binding whose surfaces work items (Markdown) resolve against.
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,
@@ -270,7 +287,7 @@ struct CheckArgs {
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     max_document_size: u64,
     /// The documents to check: bindings and histories (JSON or YAML), work items (Markdown).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 

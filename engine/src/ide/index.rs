@@ -300,7 +300,7 @@ impl<'a> Resolver<'a> {
                         let document = l.document.text.clone();
                         self.owner = Some(Symbol::Record(document.clone()));
                         self.use_symbol(l.document.span, Symbol::Record(document.clone()));
-                        let fields = std::iter::once(&l.key).chain(l.only.iter().flat_map(|(_, f)| f)).chain(&l.free);
+                        let fields = l.claim.iter().chain(l.only.iter().flat_map(|(_, f)| f)).chain(&l.free);
                         for f in fields {
                             let symbol = Symbol::Field { record: document.clone(), field: f.text.clone() };
                             self.use_symbol(f.span, symbol);
