@@ -8,6 +8,7 @@ use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
 use crate::documents::{attachments, deployment};
 use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
+use grail_engine::layers::BoundBy;
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
@@ -24,6 +25,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
+    let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(&db).clone()).unwrap_or_default();
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
@@ -36,9 +38,38 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
-            Format::Human => render::human(&db, set, &report.documents, &group, &report.findings, args.verbose),
+            Format::Human => {
+                let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
+                // Where trust came from, unless a lone document vouched for by being named alone.
+                let alone = report.layers.len() == 1 && report.layers[0].by == BoundBy::Standalone;
+                if !report.layers.is_empty() && !alone {
+                    let bound: Vec<String> = report
+                        .layers
+                        .iter()
+                        .map(|l| {
+                            format!(
+                                "{} `{}` = {} ({})",
+                                l.kind,
+                                l.layer,
+                                path_of(&report.documents, l.doc),
+                                l.by.describe()
+                            )
+                        })
+                        .collect();
+                    text.insert_str(
+                        text.rfind('\n').and_then(|e| text[..e].rfind('\n')).map_or(0, |s| s + 1),
+                        &format!("layers: {}\n", bound.join("; ")),
+                    );
+                }
+                text
+            }
             Format::Json => {
                 let mut json = render::json(&db, set, &report.documents, &report.findings);
+                json["layers"] = report
+                    .layers
+                    .iter()
+                    .map(|l| serde_json::json!({"file": path_of(&report.documents, l.doc), "kind": l.kind, "layer": l.layer, "bound": l.by.as_str()}))
+                    .collect();
                 if args.each {
                     json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
                     format!("{json}\n")

@@ -156,6 +156,7 @@ impl Cx<'_> {
             s.pass,
             s.not_applicable
         );
+        self.layer_table(&mut out);
         if findings.is_empty() && s.fail + s.unknown == 0 {
             let _ = writeln!(
                 out,
@@ -238,6 +239,42 @@ impl Cx<'_> {
         }
         self.answers(&mut out, answers, keys, verbose);
         out
+    }
+
+    /// Per layered kind with a document in the deployment: which document is
+    /// each layer, and how the invocation bound it.
+    fn layer_table(&self, out: &mut String) {
+        let policy = &self.compiled.policy;
+        for l in &policy.layers {
+            let kind = &policy.documents[l.document as usize].name;
+            let mine: Vec<&DocLayer> = self.layers.iter().filter(|d| d.kind == *kind).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "
+layers of {kind}, most trusted first"
+            );
+            let width = l.layers.iter().map(String::len).max().unwrap_or(0);
+            for (i, name) in l.layers.iter().enumerate() {
+                match mine.iter().find(|d| d.layer == *name) {
+                    Some(d) => {
+                        let path = self.documents.get(d.doc as usize).map(|x| x.path(self.db).as_str()).unwrap_or("?");
+                        let _ = writeln!(out, "  {name:<width$}  {path}  ({})", d.by.describe());
+                    }
+                    None if i == 0 => {
+                        let _ = writeln!(
+                            out,
+                            "  {name:<width$}  no document: the shipped defaults stand in for it, and what only `{name}` sets is absent"
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {name:<width$}  no document");
+                    }
+                }
+            }
+        }
     }
 
     /// The answers of the questions about the documents: what is permitted, what is refused and why.
@@ -349,6 +386,10 @@ impl Cx<'_> {
             "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
             "findings": findings,
+            "layers": self.layers.iter().map(|d| json!({
+                "file": self.documents.get(d.doc as usize).map(|x| x.path(self.db)),
+                "kind": d.kind, "layer": d.layer, "bound": d.by.as_str(),
+            })).collect::<Vec<_>>(),
             "state": cells,
         })
     }

@@ -244,7 +244,7 @@ pub fn run(
         });
     }
 
-    let roots = Roots { single: &single, all: &all };
+    let roots = Roots { single: &single, all: &all, layers: &layer_names };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);

@@ -257,6 +257,8 @@ pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText)
 pub struct Report {
     pub documents: Vec<SourceText>,
     pub findings: Vec<Finding>,
+    /// The layer each document of a layered kind was checked as, and how it was bound.
+    pub layers: Vec<crate::layers::DocLayer>,
 }
 
 /// The inputs and attachments of a deployment, as the checker takes them.
@@ -301,10 +303,10 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     let compiled = compile_policy(db, set);
     let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
-        return Report { documents, findings: Vec::new() };
+        return Report { documents, findings: Vec::new(), layers: Vec::new() };
     }
-    let findings = check::check_bound(&compiled.policy, &inputs, &attached, &bindings);
-    Report { documents, findings }
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false);
+    Report { documents, findings: run.findings, layers: run.layers }
 }
 
 /// The answers of the policy's admission questions for a deployment.

@@ -556,6 +556,9 @@ pub enum ExprKind {
     Matches(Box<Expr>, Regex),
     /// Why a value is absent: what is missing, and why a file was not read.
     Reason(Box<Expr>),
+    /// Whether a value was read from a document the invocation bound to a
+    /// layer of that name (by a flag, the workspace file, or standalone).
+    BoundTo(Box<Expr>, String),
     /// Whether no finding of the matching rules failed or is unknown for a subject.
     Holds(Vec<String>, Box<Expr>),
     List(Vec<Expr>),

@@ -1819,6 +1819,27 @@ impl<'a> RuleLowerer<'a> {
                     }
                 }
             }
+            "bound_to" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (x, _) = self.boxed(&args[0]);
+                let ast::ExprKind::Lit(ast::Literal::Str(layer, _)) = &args[1].kind else {
+                    self.lw.error(
+                        "type-mismatch",
+                        self.loc(args[1].span),
+                        "the layer of `bound_to` is written as a string literal, e.g. `\"security\"`",
+                    );
+                    return unknown;
+                };
+                let names: Vec<String> = self.lw.policy.layers.iter().flat_map(|l| l.layers.iter().cloned()).collect();
+                if !names.contains(layer) {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    self.lw.unknown_name(self.loc(args[1].span), "layer", layer, &names);
+                    return unknown;
+                }
+                (ExprKind::BoundTo(x, layer.clone()), Ty::Bool)
+            }
             "reason" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
@@ -1972,6 +1993,7 @@ const BUILTINS: [&str; 18] = [
     "holds",
     "reason",
     "trim",
+    "bound_to",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {

@@ -157,6 +157,7 @@ impl Cx<'_> {
             policy: self.policy,
             single: &run.single,
             all: &run.all,
+            layers: &run.layers,
             prior: &run.findings,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: None,
