@@ -881,9 +881,10 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x);
                 // Only a value read from a document counts; a default, a literal or a missing value did not come from one.
                 let bound = match &v.origin {
-                    Origin::Document { doc, .. } if !v.is_absent() => {
-                        self.layers.iter().any(|l| l.doc == *doc && l.layer == *layer && l.by != crate::layers::BoundBy::Unbound)
-                    }
+                    Origin::Document { doc, .. } if !v.is_absent() => self
+                        .layers
+                        .iter()
+                        .any(|l| l.doc == *doc && l.layer == *layer && l.by != crate::layers::BoundBy::Unbound),
                     _ => false,
                 };
                 Val::bool(bound)

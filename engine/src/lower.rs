@@ -1974,7 +1974,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 18] = [
+const BUILTINS: [&str; 19] = [
     "present",
     "absent",
     "count",

@@ -736,7 +736,7 @@ impl<'a> Resolver<'a> {
         let types: Vec<Ty> = args.iter().map(|a| self.expr(a, scope)).collect();
         let first = types.first().cloned().unwrap_or(Ty::Error);
         match name.text.as_str() {
-            "present" | "absent" | "empty" | "matches" | "holds" => return Ty::Bool,
+            "present" | "absent" | "empty" | "matches" | "holds" | "bound_to" => return Ty::Bool,
             "count" | "entries" | "int" | "timestamp" => return Ty::Int,
             "lower" | "trim_suffix" | "reason" => return Ty::Str,
             "split" => return Ty::List(Box::new(Ty::Str)),
