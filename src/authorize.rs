@@ -18,12 +18,13 @@ use std::process::ExitCode;
 
 use grail_engine::db::{check_deployment, decide_deployment, explain_deployment};
 use grail_engine::diagnostic::Provenance;
+use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, LineIndex, Outcome, SourceText, Summary};
 use grail_lang::ast::RequestSide;
 use serde_json::json;
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_inputs};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{AuthorizeArgs, Fatal, Format, policy};
 
 fn side_name(side: RequestSide) -> &'static str {
@@ -97,11 +98,9 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
         }
     }
 
-    let shown = read_inputs(&db, set, &args.files, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let mut documents = shown.clone();
-    documents.extend(read_inputs(&db, set, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    let attached = attachments(&db, set, &documents);
-    let deployment = Deployment::new(&db, documents, attached);
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let attached = attachments(&db, set, &named.documents);
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();
@@ -193,7 +192,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
 fn why_not(
     db: &Database,
     documents: &[SourceText],
-    layers: &[(u32, String)],
+    layers: &[DocLayer],
     q: &grail_engine::hir::QuestionDef,
     decisions: &[Decision],
     traced: &[(Decision, Vec<grail_engine::diagnostic::Read>)],
@@ -251,14 +250,17 @@ fn why_not(
     out
 }
 
-fn provenance(db: &Database, documents: &[SourceText], layers: &[(u32, String)], p: &Provenance) -> String {
+fn provenance(db: &Database, documents: &[SourceText], layers: &[DocLayer], p: &Provenance) -> String {
     match p {
         Provenance::Document(doc, span) => match documents.get(*doc as usize) {
             Some(d) => {
                 let text = d.text(db);
                 let (l, c) = LineIndex::new(text).line_col(text, span.start);
-                let layer =
-                    layers.iter().find(|(i, _)| i == doc).map(|(_, n)| format!(" (layer {n})")).unwrap_or_default();
+                let layer = layers
+                    .iter()
+                    .find(|l| l.doc == *doc)
+                    .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
+                    .unwrap_or_default();
                 format!("{}:{l}:{c}{layer}", d.path(db))
             }
             None => "a document".into(),

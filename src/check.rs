@@ -10,7 +10,9 @@ use grail_engine::hir::Policy;
 use grail_engine::{Database, Deployment, Finding, Outcome, SourceText, Summary};
 use rayon::prelude::*;
 
-use crate::documents::{attach, attachments, open_document, read_inputs, read_source};
+use grail_engine::layers::BoundBy;
+
+use crate::documents::{attach, attachments, deployment, open_document, read_source};
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
@@ -18,16 +20,23 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
     let compiled = policy::compile(&db, set)?;
+    if args.each && !args.layers.is_empty() {
+        return Err(Fatal(
+            "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
+        ));
+    }
     // The stream takes files only: standard input and folders go through the database.
     let streamable = args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         return each(args, &compiled.policy, &Texts::policy(&db, set));
     }
 
-    let docs = read_inputs(&db, set, &args.files, args.max_document_size)?;
-    let context = read_inputs(&db, set, &args.binding, args.max_document_size)?;
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
+    let docs = named.shown.clone();
+    let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
+    let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(&db).clone()).unwrap_or_default();
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
@@ -36,14 +45,43 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
         let attachments = attachments(&db, set, &documents);
-        let deployment = Deployment::new(&db, documents, attachments);
+        let deployment = Deployment::builder(documents, attachments).bindings(named.bindings.clone()).new(&db);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
-            Format::Human => render::human(&db, set, &report.documents, &group, &report.findings, args.verbose),
+            Format::Human => {
+                let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
+                // Where trust came from, unless a lone document vouched for by being named alone.
+                let alone = report.layers.len() == 1 && report.layers[0].by == BoundBy::Standalone;
+                if !report.layers.is_empty() && !alone {
+                    let bound: Vec<String> = report
+                        .layers
+                        .iter()
+                        .map(|l| {
+                            format!(
+                                "{} `{}` = {} ({})",
+                                l.kind,
+                                l.layer,
+                                path_of(&report.documents, l.doc),
+                                l.by.describe()
+                            )
+                        })
+                        .collect();
+                    text.insert_str(
+                        text.rfind('\n').and_then(|e| text[..e].rfind('\n')).map_or(0, |s| s + 1),
+                        &format!("layers: {}\n", bound.join("; ")),
+                    );
+                }
+                text
+            }
             Format::Json => {
                 let mut json = render::json(&db, set, &report.documents, &report.findings);
+                json["layers"] = report
+                    .layers
+                    .iter()
+                    .map(|l| serde_json::json!({"file": path_of(&report.documents, l.doc), "kind": l.kind, "layer": l.layer, "bound": l.by.as_str()}))
+                    .collect();
                 if args.each {
                     json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
                     format!("{json}\n")

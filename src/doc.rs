@@ -167,11 +167,12 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
             .iter()
             .filter(|l| policy.documents.get(l.document as usize).is_some_and(|x| x.name == d.name))
             .map(|l| {
+                let claim = l.claim.as_ref().map(|k| format!("; a document may claim its layer in `{k}`, which must agree with the binding")).unwrap_or_default();
+                let alone = if l.standalone { "; a lone document bound by nothing is of the most trusted layer" } else { "" };
                 format!(
-                    "Layers of trust, most trusted first: {}; a document without `{}` is `{}`; a lower layer may only tighten.",
+                    "Layers of trust, most trusted first: {}; the invocation binds each document to its layer (`--layer NAME=FILE`), one bound by nothing is `{}`{alone}{claim}; a lower layer may only tighten.",
                     l.layers.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
-                    l.key,
-                    l.layers.get(l.default).map_or("?", String::as_str)
+                    l.layers.last().map_or("?", String::as_str)
                 )
             })
             .collect();

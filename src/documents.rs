@@ -161,3 +161,111 @@ pub fn lower_first(s: &str) -> String {
         None => String::new(),
     }
 }
+
+/// `--layer NAME=FILE`: a document of the deployment bound to a layer of its kind.
+#[derive(Clone, Debug)]
+pub struct LayerArg {
+    pub layer: String,
+    pub file: camino::Utf8PathBuf,
+}
+
+/// Reads `NAME=FILE` (clap's value parser for `--layer`).
+pub fn parse_layer(text: &str) -> Result<LayerArg, String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.trim().is_empty() && !file.is_empty() => {
+            Ok(LayerArg { layer: name.trim().to_string(), file: file.into() })
+        }
+        _ => Err(format!("`{text}` is not `NAME=FILE`; write for example `--layer security=security.yaml`")),
+    }
+}
+
+/// The documents of one deployment as the command line names them.
+pub struct Named {
+    /// Every document, each file once: the positional files, then the files
+    /// only `--layer` names, then the `--binding` documents.
+    pub documents: Vec<SourceText>,
+    /// The documents the report is about (positional and `--layer` files).
+    pub shown: Vec<SourceText>,
+    /// The `--layer` bindings.
+    pub bindings: Vec<grail_engine::db::LayerBinding>,
+}
+
+/// Reads the documents of a deployment: `files`, the `--layer` files and
+/// the `--binding` files. One file named twice (by two paths to it, or as a
+/// positional file and with `--layer`) is one document, so binding one file
+/// twice is seen as such (`layer.order`). Each `--layer` names a layer of its
+/// file's kind, or the command does not run.
+pub fn deployment(
+    db: &Database,
+    set: PolicySet,
+    files: &[camino::Utf8PathBuf],
+    layers: &[LayerArg],
+    context: &[camino::Utf8PathBuf],
+    limit: u64,
+) -> Result<Named, Fatal> {
+    // Each file once, whichever way it is named: standard input is never the same file twice.
+    let mut seen: Vec<(std::path::PathBuf, SourceText)> = Vec::new();
+    let mut once = |doc: SourceText| -> (SourceText, bool) {
+        let path = doc.path(db);
+        if path == "-" {
+            return (doc, true);
+        }
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| std::path::PathBuf::from(path));
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return (*first, false);
+        }
+        seen.push((key, doc));
+        (doc, true)
+    };
+    let mut documents = Vec::new();
+    for doc in read_inputs(db, set, files, limit)? {
+        if let (doc, true) = once(doc) {
+            documents.push(doc);
+        }
+    }
+    let mut bindings = Vec::new();
+    for arg in layers {
+        let flag = format!("`--layer {}={}`: ", arg.layer, arg.file);
+        let read = read_document(db, &arg.file, limit).map_err(|Fatal(m)| Fatal(format!("{flag}{m}")))?;
+        let (doc, new) = once(read);
+        if new {
+            documents.push(doc);
+        }
+        check_layer_name(db, set, doc, arg, &flag)?;
+        bindings.push(grail_engine::db::LayerBinding {
+            document: doc,
+            layer: arg.layer.clone(),
+            by: grail_engine::layers::BoundBy::Flag,
+        });
+    }
+    let shown = documents.clone();
+    let read = read_inputs(db, set, context, limit).map_err(|Fatal(m)| Fatal(format!("`--binding`: {m}")))?;
+    for doc in read {
+        if let (doc, true) = once(doc) {
+            documents.push(doc);
+        }
+    }
+    Ok(Named { documents, shown, bindings })
+}
+
+fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerArg, flag: &str) -> Result<(), Fatal> {
+    // A document with no kind (unreadable, malformed) is reported by the check itself.
+    let Some((kind, layers)) = grail_engine::db::document_layers(db, set, doc) else { return Ok(()) };
+    let Some(layers) = layers else {
+        return Err(Fatal(format!(
+            "{flag}`{}` is a `{kind}` document, and the policy declares no layers for `{kind}`; name it without `--layer`",
+            arg.file
+        )));
+    };
+    if layers.contains(&arg.layer) {
+        return Ok(());
+    }
+    let near = grail_engine::suggest::did_you_mean(&arg.layer, layers.iter().map(String::as_str));
+    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    let list: Vec<String> = layers.iter().map(|l| format!("`{l}`")).collect();
+    Err(Fatal(format!(
+        "{flag}`{kind}` has no layer `{}` (its layers, most trusted first: {}){hint}",
+        arg.layer,
+        list.join(", ")
+    )))
+}

@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use grail_engine::db::{Compiled, explain_deployment};
 use grail_engine::diagnostic::{Provenance, Read, Step};
 use grail_engine::explain::{Cell, subject_mentions};
+use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_inputs};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -27,11 +28,10 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
-    let shown = read_inputs(&db, set, &args.files, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let mut documents = shown.clone();
-    documents.extend(read_inputs(&db, set, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    let attached = attachments(&db, set, &documents);
-    let deployment = Deployment::new(&db, documents, attached);
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let shown: Vec<SourceText> = named.shown.clone();
+    let attached = attachments(&db, set, &named.documents);
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 
@@ -83,7 +83,7 @@ struct Cx<'a> {
     set: PolicySet,
     compiled: &'a Compiled,
     documents: &'a [SourceText],
-    layers: &'a [(u32, String)],
+    layers: &'a [DocLayer],
 }
 
 impl Cx<'_> {
@@ -109,8 +109,8 @@ impl Cx<'_> {
                     let layer = self
                         .layers
                         .iter()
-                        .find(|(d, _)| d == doc)
-                        .map(|(_, n)| format!(" (layer {n})"))
+                        .find(|l| l.doc == *doc)
+                        .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
                         .unwrap_or_default();
                     format!("{path}:{l}:{c}{layer}")
                 }
@@ -157,6 +157,7 @@ impl Cx<'_> {
             s.pass,
             s.not_applicable
         );
+        self.layer_table(&mut out);
         if findings.is_empty() && s.fail + s.unknown == 0 {
             let _ = writeln!(
                 out,
@@ -241,6 +242,42 @@ impl Cx<'_> {
         out
     }
 
+    /// Per layered kind with a document in the deployment: which document is
+    /// each layer, and how the invocation bound it.
+    fn layer_table(&self, out: &mut String) {
+        let policy = &self.compiled.policy;
+        for l in &policy.layers {
+            let kind = &policy.documents[l.document as usize].name;
+            let mine: Vec<&DocLayer> = self.layers.iter().filter(|d| d.kind == *kind).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "
+layers of {kind}, most trusted first"
+            );
+            let width = l.layers.iter().map(String::len).max().unwrap_or(0);
+            for (i, name) in l.layers.iter().enumerate() {
+                match mine.iter().find(|d| d.layer == *name) {
+                    Some(d) => {
+                        let path = self.documents.get(d.doc as usize).map(|x| x.path(self.db).as_str()).unwrap_or("?");
+                        let _ = writeln!(out, "  {name:<width$}  {path}  ({})", d.by.describe());
+                    }
+                    None if i == 0 => {
+                        let _ = writeln!(
+                            out,
+                            "  {name:<width$}  no document: the shipped defaults stand in for it, and what only `{name}` sets is absent"
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {name:<width$}  no document");
+                    }
+                }
+            }
+        }
+    }
+
     /// The answers of the questions about the documents: what is permitted, what is refused and why.
     fn answers(&self, out: &mut String, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) {
         for (q, mine) in by_question(answers, keys) {
@@ -285,8 +322,8 @@ impl Cx<'_> {
         match p {
             Provenance::Document(doc, span) => match self.position(*doc, span.start) {
                 Some((path, l, c)) => {
-                    let layer = self.layers.iter().find(|(d, _)| d == doc).map(|(_, n)| n.clone());
-                    json!({"file": path, "line": l, "column": c, "layer": layer})
+                    let layer = self.layers.iter().find(|l| l.doc == *doc);
+                    json!({"file": path, "line": l, "column": c, "layer": layer.map(|l| &l.layer), "bound": layer.map(|l| l.by.as_str())})
                 }
                 None => Value::Null,
             },
@@ -387,6 +424,10 @@ impl Cx<'_> {
             "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
             "findings": findings,
+            "layers": self.layers.iter().map(|d| json!({
+                "file": self.documents.get(d.doc as usize).map(|x| x.path(self.db)),
+                "kind": d.kind, "layer": d.layer, "bound": d.by.as_str(),
+            })).collect::<Vec<_>>(),
             "state": cells,
             "answers": self.answers_json(answers, keys, verbose),
         })

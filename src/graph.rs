@@ -23,7 +23,7 @@ use grail_engine::hir::{Policy, Ty};
 use grail_engine::value::{Val, ValKind};
 use grail_engine::{Database, Deployment, Outcome};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_inputs};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{Fatal, GraphArgs, GraphFormat, policy};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,10 +62,9 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
     let compiled = policy::compile(&db, set)?;
-    let mut documents = read_inputs(&db, set, &args.files, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    documents.extend(read_inputs(&db, set, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    let attached = attachments(&db, set, &documents);
-    let deployment = Deployment::new(&db, documents, attached);
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let attached = attachments(&db, set, &named.documents);
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
     let Some(run) = run_deployment(&db, set, deployment) else {
         return Err(Fatal("the policy does not compile".into()));
     };
@@ -85,7 +84,8 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
         let mut layer_nodes: Vec<Node> = Vec::new();
         let mut layer_of: HashMap<u32, String> = HashMap::new();
         let mut by_name: BTreeMap<String, String> = BTreeMap::new();
-        for (doc, name) in &e.layers {
+        for l in &e.layers {
+            let (doc, name) = (&l.doc, &l.layer);
             let id = by_name.entry(name.clone()).or_insert_with(|| {
                 let id = fresh();
                 let path = explained.documents.get(*doc as usize).map(|d| d.path(&db).clone()).unwrap_or_default();

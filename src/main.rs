@@ -57,6 +57,7 @@ enum Command {
     ///
     /// Examples:
     ///   grail check examples/org/security.yaml
+    ///   grail check --layer security=org/security.yaml --layer repo=org/repo.yaml
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
     #[command(verbatim_doc_comment)]
@@ -123,7 +124,8 @@ enum Command {
     ///
     /// Examples:
     ///   grail compile --target cedar --out build/cedar examples/bindings/good.yaml
-    ///   grail compile --target cedar --out build/cedar org/security.yaml org/operator.yaml org/repo.yaml
+    ///   grail compile --target cedar --out build/cedar --layer security=org/security.yaml \
+    ///       --layer operator=org/operator.yaml --layer repo=org/repo.yaml
     ///   grail compile --target json --out build/ir
     ///   grail compile --target jsonschema --out .schemas
     #[command(verbatim_doc_comment)]
@@ -260,6 +262,10 @@ struct AuthorizeArgs {
     /// A document read with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable; see `check --layer`).
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// Deny everything when the check has an UNKNOWN, as `compile --deny-unknown` refuses to compile.
     #[arg(long)]
     deny_unknown: bool,
@@ -267,7 +273,7 @@ struct AuthorizeArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// The documents of the deployment, read together as `grail check` reads them.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -279,11 +285,15 @@ struct GraphArgs {
     /// A document read with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable; see `check --layer`).
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// How to draw it.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     format: GraphFormat,
     /// The documents of the deployment, read together as `grail check` reads them.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -336,6 +346,11 @@ struct CompileArgs {
     /// With --target cedar: a document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
     #[arg(long)]
     deny_unknown: bool,
@@ -381,6 +396,11 @@ struct ExplainArgs {
     /// A document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -388,7 +408,7 @@ struct ExplainArgs {
     #[arg(long, short)]
     verbose: bool,
     /// The documents to explain, read together as one deployment.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -425,6 +445,11 @@ struct CheckArgs {
     /// binding whose surfaces work items (Markdown) resolve against.
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,
@@ -436,7 +461,7 @@ struct CheckArgs {
     /// The documents to check: bindings and histories (JSON or YAML), work
     /// items (Markdown); a folder stands for the documents directly in it
     /// (less the files they attach), `-` for standard input.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 

@@ -11,6 +11,7 @@ use crate::diagnostic::{Finding, PolicyDiagnostic, Severity};
 use crate::document::{self, Format, Limits, Node, SyntaxError};
 use crate::explain::Explanation;
 use crate::hir::{Loc, Policy};
+use crate::layers::Bound;
 use crate::lower::lower;
 use crate::question::Decision;
 
@@ -100,14 +101,27 @@ pub struct PolicySet {
     pub files: Vec<SourceText>,
 }
 
-/// The documents checked together as one deployment, and the files their
-/// `ref` fields name, as the caller read them.
+/// The documents checked together as one deployment, the files their
+/// `ref` fields name, as the caller read them, and the layers the caller
+/// bound documents to (`Deployment::builder(..).bindings(..)`; none by default).
 #[salsa::input(debug)]
 pub struct Deployment {
     #[returns(ref)]
     pub documents: Vec<SourceText>,
     #[returns(ref)]
     pub attachments: Vec<AttachedFile>,
+    #[default]
+    #[returns(ref)]
+    pub bindings: Vec<LayerBinding>,
+}
+
+/// A document of the deployment bound to a layer of its kind by the caller
+/// (a `--layer NAME=FILE` flag, or the workspace file).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LayerBinding {
+    pub document: SourceText,
+    pub layer: String,
+    pub by: crate::layers::BoundBy,
 }
 
 /// A file a document's `ref` field names: read, or refused with the reason.
@@ -291,14 +305,23 @@ pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText)
 pub struct Report {
     pub documents: Vec<SourceText>,
     pub findings: Vec<Finding>,
+    /// The layer each document of a layered kind was checked as, and how it was bound.
+    pub layers: Vec<crate::layers::DocLayer>,
 }
 
 /// The inputs and attachments of a deployment, as the checker takes them.
-fn assemble<'db>(
-    db: &'db dyn salsa::Database,
-    deployment: Deployment,
-) -> (Vec<SourceText>, Vec<check::Input<'db>>, Vec<check::Attachment<'db>>) {
+type Assembled<'db> = (Vec<SourceText>, Vec<check::Input<'db>>, Vec<check::Attachment<'db>>, Vec<Bound>);
+
+fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assembled<'db> {
     let mut documents = deployment.documents(db).clone();
+    let bindings: Vec<Bound> = deployment
+        .bindings(db)
+        .iter()
+        .filter_map(|b| {
+            let input = documents.iter().position(|d| *d == b.document)?;
+            Some(Bound { input, layer: b.layer.clone(), by: b.by })
+        })
+        .collect();
     let inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
     let mut attached = Vec::new();
     let mut extra = Vec::new();
@@ -320,18 +343,18 @@ fn assemble<'db>(
         attached.push(check::Attachment { from, path: &a.path, read });
     }
     documents.extend(extra);
-    (documents, inputs, attached)
+    (documents, inputs, attached, bindings)
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
     let compiled = compile_policy(db, set);
-    let (documents, inputs, attached) = assemble(db, deployment);
+    let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
-        return Report { documents, findings: Vec::new() };
+        return Report { documents, findings: Vec::new(), layers: Vec::new() };
     }
-    let findings = check::check(&compiled.policy, &inputs, &attached);
-    Report { documents, findings }
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false);
+    Report { documents, findings: run.findings, layers: run.layers }
 }
 
 /// A deployment checked, with the documents rules read (typed values) and
@@ -341,8 +364,8 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
     if compiled.has_errors() {
         return None;
     }
-    let (_, inputs, attached) = assemble(db, deployment);
-    Some(check::run(&compiled.policy, &inputs, &attached, false))
+    let (_, inputs, attached, bindings) = assemble(db, deployment);
+    Some(check::run(&compiled.policy, &inputs, &attached, &bindings, false))
 }
 
 /// The answers of the policy's admission questions for a deployment.
@@ -352,8 +375,8 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
     if compiled.has_errors() {
         return Vec::new();
     }
-    let (_, inputs, attached) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, false);
+    let (_, inputs, attached, bindings) = assemble(db, deployment);
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false);
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -367,11 +390,11 @@ pub struct Explained {
 #[salsa::tracked(returns(ref))]
 pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Explained {
     let compiled = compile_policy(db, set);
-    let (documents, inputs, attached) = assemble(db, deployment);
+    let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation = crate::explain::explain(&compiled.policy, &inputs, &attached);
+    let explanation = crate::explain::explain_bound(&compiled.policy, &inputs, &attached, &bindings);
     Explained { documents, explanation }
 }
 
@@ -413,4 +436,19 @@ impl Database {
         })));
         (Database { storage }, log)
     }
+}
+
+/// The kind of a document of a deployment and the layers a `--layer` binding
+/// of it may name (see [`check::kind_layers`]); `None` when it has no kind.
+pub fn document_layers(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    doc: SourceText,
+) -> Option<(String, Option<Vec<String>>)> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    let (kind, layers) = check::kind_layers(&compiled.policy, &input(db, doc))?;
+    Some((kind.to_string(), layers.map(<[String]>::to_vec)))
 }

@@ -17,6 +17,8 @@ pub struct Roots<'a> {
     pub single: &'a [Option<Val>],
     /// Per document kind, every document of that kind, and its name.
     pub all: &'a [Vec<(String, Val)>],
+    /// The layer each document of a layered kind was checked as.
+    pub layers: &'a [crate::layers::DocLayer],
 }
 
 /// The most steps one rule may take over one deployment: an expression
@@ -69,6 +71,7 @@ pub fn evaluate_rule_within(
             policy,
             single: &single,
             all: roots.all,
+            layers: roots.layers,
             prior,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: trace.then(Vec::new),
@@ -398,6 +401,8 @@ pub struct Evaluator<'a> {
     pub policy: &'a Policy,
     pub single: &'a [Option<Val>],
     pub all: &'a [Vec<(String, Val)>],
+    /// The layer each document of a layered kind was checked as (for `bound_to`).
+    pub layers: &'a [crate::layers::DocLayer],
     /// Findings of the rules evaluated before this one.
     pub prior: &'a [Finding],
     pub env: Vec<Val>,
@@ -518,7 +523,8 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Timestamp(b)
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
-            | ExprKind::Reason(b) => vec![b],
+            | ExprKind::Reason(b)
+            | ExprKind::BoundTo(b, _) => vec![b],
             ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
                 vec![a, b]
             }
@@ -879,6 +885,18 @@ impl<'a> Evaluator<'a> {
                     V::Str(s) => Val::bool(re.0.is_match(s)),
                     _ => Val::unknown(),
                 }
+            }
+            ExprKind::BoundTo(x, layer) => {
+                let v = self.eval(x);
+                // Only a value read from a document counts; a default, a literal or a missing value did not come from one.
+                let bound = match &v.origin {
+                    Origin::Document { doc, .. } if !v.is_absent() => self
+                        .layers
+                        .iter()
+                        .any(|l| l.doc == *doc && l.layer == *layer && l.by != crate::layers::BoundBy::Unbound),
+                    _ => false,
+                };
+                Val::bool(bound)
             }
             ExprKind::Reason(x) => {
                 let v = self.eval(x);

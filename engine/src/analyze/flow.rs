@@ -319,7 +319,7 @@ impl Cx<'_> {
                 }
                 Abs::Other
             }
-            ExprKind::Count(x) | ExprKind::Reason(x) => {
+            ExprKind::Count(x) | ExprKind::Reason(x) | ExprKind::BoundTo(x, _) => {
                 self.eval(x);
                 Abs::Other
             }

@@ -144,14 +144,20 @@ impl Cx<'_> {
     /// The edit that adds one missing member, and (member, field, owner) for the title.
     fn member_edit(&self, rule: &RuleDef, target: &Finding) -> Option<(TextEdit, (String, String, String))> {
         let loaded = Ok(self.root.clone());
-        let run =
-            check::run(self.policy, &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }], &[], false);
+        let run = check::run(
+            self.policy,
+            &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }],
+            &[],
+            &[],
+            false,
+        );
         let judged = *rule.reads.first()?;
         let root_span = run.single.get(judged as usize)?.as_ref()?.origin.document_span();
         let mut ev = Evaluator {
             policy: self.policy,
             single: &run.single,
             all: &run.all,
+            layers: &run.layers,
             prior: &run.findings,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: None,
