@@ -259,7 +259,7 @@ fn provenance(db: &Database, documents: &[SourceText], layers: &[DocLayer], p: &
                 let layer = layers
                     .iter()
                     .find(|l| l.doc == *doc)
-                    .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
+                    .map(|l| format!(" (layer {}, {})", l.layer, l.by.short()))
                     .unwrap_or_default();
                 format!("{}:{l}:{c}{layer}", d.path(db))
             }

@@ -110,7 +110,7 @@ impl Cx<'_> {
                         .layers
                         .iter()
                         .find(|l| l.doc == *doc)
-                        .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
+                        .map(|l| format!(" (layer {}, {})", l.layer, l.by.short()))
                         .unwrap_or_default();
                     format!("{path}:{l}:{c}{layer}")
                 }

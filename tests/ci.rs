@@ -86,12 +86,17 @@ fn the_action_annotates_writes_sarif_and_fails_as_the_check_does() {
     assert!(!log["runs"][0]["results"].as_array().expect("results").is_empty());
 
     let (code, stdout, outputs) =
-        action(&[("INPUT_FILES", "examples/org/*.yaml"), ("INPUT_SARIF_FILE", sarif_path)], &dir);
+        action(&[("INPUT_FILES", ""), ("INPUT_LAYERS", ORG_LAYERS), ("INPUT_SARIF_FILE", sarif_path)], &dir);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("::warning ")), "the example organisation's UNKNOWNs: {stdout}");
     assert!(outputs.contains("exit-code=0"));
     let (code, _, _) = action(
-        &[("INPUT_FILES", "examples/org/*.yaml"), ("INPUT_DENY_UNKNOWN", "true"), ("INPUT_SARIF_FILE", sarif_path)],
+        &[
+            ("INPUT_FILES", ""),
+            ("INPUT_LAYERS", ORG_LAYERS),
+            ("INPUT_DENY_UNKNOWN", "true"),
+            ("INPUT_SARIF_FILE", sarif_path),
+        ],
         &dir,
     );
     assert_eq!(code, 1, "deny-unknown turns the UNKNOWNs into a failure");
@@ -177,3 +182,7 @@ fn the_dockerfile_builds_a_static_binary_on_an_empty_base() {
         .expect("a rust-version");
     assert!(stages[0].contains(&format!("rust:{rust_version}")), "the image's Rust is the MSRV: {}", stages[0]);
 }
+
+/// The example organisation's layers, as the action's `layers` input takes them.
+const ORG_LAYERS: &str =
+    "security=examples/org/security.yaml\noperator=examples/org/operator.yaml\nrepo=examples/org/repo.yaml\n";

@@ -64,7 +64,8 @@ fn a_missing_file_cannot_be_checked() {
 }
 
 #[test]
-fn a_folder_stands_for_the_documents_in_it() {
+fn a_folder_of_layered_documents_grants_them_no_trust() {
+    // Three bindings, none bound by `--layer`: none of them is read (tests/formats.rs binds them).
     insta::assert_snapshot!(grail(&["check", "examples/org"]));
 }
 

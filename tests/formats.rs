@@ -173,10 +173,25 @@ fn standard_input_is_the_document_dash() {
 #[test]
 fn a_folder_stands_for_the_documents_directly_in_it() {
     // examples/org: security.yaml, operator.yaml and repo.yaml (probes/, items/ and history/ are folders).
-    let folder = json(&["examples/org"]);
-    let named = json(&["examples/org/operator.yaml", "examples/org/repo.yaml", "examples/org/security.yaml"]);
+    let layers = [
+        "--layer",
+        "security=examples/org/security.yaml",
+        "--layer",
+        "operator=examples/org/operator.yaml",
+        "--layer",
+        "repo=examples/org/repo.yaml",
+    ];
+    let folder = json(&[&layers[..], &["examples/org"]].concat());
+    let named = json(
+        &[&layers[..], &["examples/org/operator.yaml", "examples/org/repo.yaml", "examples/org/security.yaml"]]
+            .concat(),
+    );
     assert_eq!(folder, named);
     assert_eq!(folder["verdict"], "unknown");
+    // Unbound, its three layered documents are read as none: the folder grants no trust.
+    let unbound = json(&["examples/org"]);
+    assert_eq!(unbound["verdict"], "fail");
+    assert!(unbound["findings"].as_array().expect("findings").iter().any(|f| f["rule"] == "layer.order"));
 }
 
 #[test]

@@ -214,7 +214,13 @@ fn layered(security: &str, lower: &str, lower_first: bool) -> (Vec<(String, Outc
     let mut v: Vec<_> = check_deployment(&db, set, deployment)
         .findings
         .iter()
-        .filter(|f| f.rule != "layer.claim" && !(f.subject == "layer" && f.rule.starts_with("schema.")))
+        // The claim's own findings: `layer.claim`, and the schema's verdict on
+        // the `layer` field (a claim of no declared layer is a type error,
+        // which takes the place of the document's `schema.type` pass).
+        .filter(|f| {
+            let about_claim = f.subject == "layer" || (f.subject == "document" && f.rule == "schema.type");
+            f.rule != "layer.claim" && !(about_claim && f.rule.starts_with("schema."))
+        })
         .map(|f| (f.rule.clone(), f.outcome, f.subject.clone()))
         .collect();
     v.sort();

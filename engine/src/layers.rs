@@ -47,6 +47,16 @@ impl BoundBy {
         }
     }
 
+    /// The same, as short as a location's note allows: "layer security, by `--layer`".
+    pub fn short(self) -> &'static str {
+        match self {
+            BoundBy::Flag => "by `--layer`",
+            BoundBy::Workspace => "by the workspace file",
+            BoundBy::Standalone => "standalone",
+            BoundBy::Unbound => "unbound",
+        }
+    }
+
     /// A stable word for machine-readable output.
     pub fn as_str(self) -> &'static str {
         match self {
