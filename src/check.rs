@@ -12,7 +12,9 @@ use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
-    policy::compile(&db, set)?;
+    let compiled = policy::compile(&db, set)?;
+    let reads_now = compiled.policy.reads_now;
+    let clock = crate::Clock::of(args.now);
 
     let mut docs = Vec::new();
     for path in &args.files {
@@ -32,14 +34,23 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
         let attachments = attachments(&db, set, &documents);
-        let deployment = Deployment::new(&db, documents, attachments);
+        let deployment = Deployment::builder(documents, attachments).now(Some(clock.nanos)).new(&db);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
-            Format::Human => render::human(&db, set, &report.documents, &group, &report.findings, args.verbose),
+            Format::Human => {
+                let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
+                if reads_now {
+                    text.push_str(&clock.line());
+                }
+                text
+            }
             Format::Json => {
                 let mut json = render::json(&db, set, &report.documents, &report.findings);
+                if reads_now {
+                    json["now"] = clock.json();
+                }
                 if args.each {
                     json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
                     format!("{json}\n")

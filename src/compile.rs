@@ -39,7 +39,8 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
             }
             let attached = attachments(&db, set, &documents);
-            let deployment = Deployment::new(&db, documents, attached);
+            let clock = crate::Clock::of(args.now);
+            let deployment = Deployment::builder(documents, attached).now(Some(clock.nanos)).new(&db);
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {

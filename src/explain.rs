@@ -33,7 +33,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     }
     let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
     let attached = attachments(&db, set, &documents);
-    let deployment = Deployment::new(&db, documents, attached);
+    let clock = crate::Clock::of(args.now);
+    let deployment = Deployment::builder(documents, attached).now(Some(clock.nanos)).new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 
@@ -59,10 +60,21 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .collect();
     let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
 
+    let reads_now = cx.compiled.policy.reads_now;
     let text = match args.format {
-        Format::Human => cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose),
+        Format::Human => {
+            let mut text = cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            if reads_now {
+                text.push_str(&clock.line());
+            }
+            text
+        }
         Format::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&cx.json(&e.findings, &findings, &cells)).unwrap_or_default())
+            let mut json = cx.json(&e.findings, &findings, &cells);
+            if reads_now {
+                json["now"] = clock.json();
+            }
+            format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     };
     if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {

@@ -57,7 +57,18 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
 /// Every outcome for a deployment. Document `i` of the findings is input `i`;
 /// attachments have the indices their [`Attachment::read`] gives.
 pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Vec<Finding> {
-    run(policy, inputs, attachments, false).findings
+    run(policy, inputs, attachments, false, None).findings
+}
+
+/// [`check`] at a time of the check: `now`, in nanoseconds since the epoch,
+/// is what `now()` reads (without it, `now()` is missing evidence).
+pub fn check_at(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    now: Option<i128>,
+) -> Vec<Finding> {
+    run(policy, inputs, attachments, false, now).findings
 }
 
 /// What checking a deployment established.
@@ -69,10 +80,19 @@ pub struct Run {
     pub all: Vec<Vec<(String, Val)>>,
     /// The layer of each input of a layered kind.
     pub layers: Vec<(u32, String)>,
+    /// The time of the check the rules read (see [`check_at`]).
+    pub now: Option<i128>,
 }
 
-/// Checks a deployment; with `trace`, every rule finding carries its derivation.
-pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>], trace: bool) -> Run {
+/// Checks a deployment at a time of the check (see [`check_at`]); with
+/// `trace`, every rule finding carries its derivation.
+pub fn run(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    trace: bool,
+    now: Option<i128>,
+) -> Run {
     let mut findings = Vec::new();
     let mut layer_names = Vec::new();
     let kinds = policy.documents.len();
@@ -187,7 +207,7 @@ pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]
         });
     }
 
-    let roots = Roots { single: &single, all: &all };
+    let roots = Roots { single: &single, all: &all, now };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
@@ -198,7 +218,7 @@ pub fn run(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]
     let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
     keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
     let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
-    Run { findings, single, all, layers: layer_names }
+    Run { findings, single, all, layers: layer_names, now }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

@@ -108,6 +108,12 @@ pub struct Deployment {
     pub documents: Vec<SourceText>,
     #[returns(ref)]
     pub attachments: Vec<AttachedFile>,
+    /// The time of the check, in nanoseconds since the Unix epoch, that
+    /// `now()` reads; without it `now()` is missing evidence. The engine
+    /// never reads a clock: the caller puts the time in (`--now`, or its clock).
+    #[default]
+    #[returns(copy)]
+    pub now: Option<i128>,
 }
 
 /// A file a document's `ref` field names: read, or refused with the reason.
@@ -282,7 +288,7 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Report { documents, findings: Vec::new() };
     }
-    let findings = check::check(&compiled.policy, &inputs, &attached);
+    let findings = check::check_at(&compiled.policy, &inputs, &attached, deployment.now(db));
     Report { documents, findings }
 }
 
@@ -294,7 +300,7 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
         return Vec::new();
     }
     let (_, inputs, attached) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, false);
+    let run = check::run(&compiled.policy, &inputs, &attached, false, deployment.now(db));
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -312,7 +318,7 @@ pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation = crate::explain::explain(&compiled.policy, &inputs, &attached);
+    let explanation = crate::explain::explain(&compiled.policy, &inputs, &attached, deployment.now(db));
     Explained { documents, explanation }
 }
 

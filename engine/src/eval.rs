@@ -17,6 +17,9 @@ pub struct Roots<'a> {
     pub single: &'a [Option<Val>],
     /// Per document kind, every document of that kind, and its name.
     pub all: &'a [Vec<(String, Val)>],
+    /// The time of the check, in nanoseconds since the epoch, as the caller
+    /// gave it; `now()` is missing evidence without it.
+    pub now: Option<i128>,
 }
 
 /// The most steps one rule may take over one deployment: an expression
@@ -74,6 +77,7 @@ pub fn evaluate_rule_within(
             reads: trace.then(Vec::new),
             fuel,
             exhausted: false,
+            now: roots.now,
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -398,6 +402,8 @@ pub struct Evaluator<'a> {
     pub fuel: u64,
     /// A step was refused: from then on every value is unknown.
     pub exhausted: bool,
+    /// The time of the check (see [`Roots::now`]).
+    pub now: Option<i128>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -507,6 +513,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::ParseInt(b)
             | ExprKind::Trim(b)
             | ExprKind::Timestamp(b)
+            | ExprKind::DurationOf(_, b)
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
             | ExprKind::Reason(b) => vec![b],
@@ -544,7 +551,10 @@ impl<'a> Evaluator<'a> {
         }
         let v = self.eval(e);
         if v.is_absent()
-            && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..))
+            && matches!(
+                e.kind,
+                ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..) | ExprKind::Now
+            )
         {
             return Some(missing_what(&v, &e.text));
         }
@@ -723,14 +733,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Add(a, b) | ExprKind::Sub(a, b) | ExprKind::Mul(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
-                match (&x.kind, &y.kind) {
-                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(match e.kind {
-                        ExprKind::Add(..) => p.saturating_add(*q),
-                        ExprKind::Sub(..) => p.saturating_sub(*q),
-                        _ => p.saturating_mul(*q),
-                    })),
-                    _ => Val::unknown(),
-                }
+                arithmetic(&e.kind, &x, &y)
             }
             ExprKind::Present(x) => Val::bool(!self.eval(x).is_absent()),
             ExprKind::Count(x) => {
@@ -857,10 +860,21 @@ impl<'a> Evaluator<'a> {
             ExprKind::Timestamp(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => match crate::time::rfc3339_seconds(s) {
-                        Some(t) => Val::new(V::Int(t), v.origin.clone()),
+                    V::Str(s) => match crate::time::rfc3339_nanos(s) {
+                        Some(t) => Val::new(V::Time(t), v.origin.clone()),
                         None => Val::new(V::Absent, v.origin.clone()),
                     },
+                    _ => v,
+                }
+            }
+            ExprKind::Now => match self.now {
+                Some(t) => Val::computed(V::Time(t)),
+                None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
+            },
+            ExprKind::DurationOf(unit, n) => {
+                let v = self.eval(n);
+                match &v.kind {
+                    V::Int(n) => Val::new(V::Duration(i128::from(*n) * i128::from(*unit)), v.origin.clone()),
                     _ => v,
                 }
             }
@@ -991,10 +1005,39 @@ fn absent_below(parent: &Val, what: &str) -> Val {
     Val::missing(what, doc, span)
 }
 
+/// `a + b`, `a - b`, `a * b` over ints, instants and durations (the types
+/// lowering admits); unknown when an operand is absent or of another kind.
+/// Ints saturate; instants and durations are 128-bit nanoseconds.
+pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
+    use ValKind as V;
+    let (add, sub) = (matches!(op, ExprKind::Add(..)), matches!(op, ExprKind::Sub(..)));
+    let kind = match (&x.kind, &y.kind) {
+        (V::Int(p), V::Int(q)) => V::Int(if add {
+            p.saturating_add(*q)
+        } else if sub {
+            p.saturating_sub(*q)
+        } else {
+            p.saturating_mul(*q)
+        }),
+        (V::Time(p), V::Time(q)) if sub => V::Duration(p.saturating_sub(*q)),
+        (V::Time(p), V::Duration(q)) if add => V::Time(p.saturating_add(*q)),
+        (V::Duration(p), V::Time(q)) if add => V::Time(p.saturating_add(*q)),
+        (V::Time(p), V::Duration(q)) if sub => V::Time(p.saturating_sub(*q)),
+        (V::Duration(p), V::Duration(q)) if add => V::Duration(p.saturating_add(*q)),
+        (V::Duration(p), V::Duration(q)) if sub => V::Duration(p.saturating_sub(*q)),
+        (V::Duration(p), V::Int(q)) | (V::Int(q), V::Duration(p)) if !add && !sub => {
+            V::Duration(p.saturating_mul(i128::from(*q)))
+        }
+        _ => return Val::unknown(),
+    };
+    Val::computed(kind)
+}
+
 /// Order of two ints or two variants of one enumeration (declaration order).
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
         (ValKind::Int(x), ValKind::Int(y)) => Some(x.cmp(y)),
+        (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => Some(x.cmp(y)),
         (ValKind::Enum(e, x), ValKind::Enum(f, y)) if e == f => Some(x.cmp(y)),
         _ => None,
     }

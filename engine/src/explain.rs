@@ -52,8 +52,13 @@ pub struct Demotion {
 }
 
 /// Checks a deployment with derivations, and derives the effective state.
-pub fn explain(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Explanation {
-    let run = check::run(policy, inputs, attachments, true);
+pub fn explain(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    now: Option<i128>,
+) -> Explanation {
+    let run = check::run(policy, inputs, attachments, true, now);
     let mut cells = Vec::new();
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };

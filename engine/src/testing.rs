@@ -104,8 +104,9 @@ pub fn discover(files: &[File<'_>]) -> Vec<Case> {
     cases.into_iter().map(|((rule, name), files)| Case { fires: name.starts_with("fail"), rule, name, files }).collect()
 }
 
-/// Runs every case against the policy and measures coverage of `rules`.
-pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>]) -> TestReport {
+/// Runs every case against the policy and measures coverage of `rules`;
+/// `now()` reads `now` (nanoseconds since the epoch, see [`check::check_at`]).
+pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i128>) -> TestReport {
     let cases = discover(files);
     let mut report = TestReport::default();
     for rule in rules {
@@ -118,7 +119,7 @@ pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>]) -> TestReport 
             unknown_rules.insert(case.rule.clone());
             continue;
         }
-        let findings = run_case(policy, case, files);
+        let findings = run_case(policy, case, files, now);
         // Coverage counts what any case shows of any rule.
         for f in &findings {
             if let Some(c) = report.coverage.get_mut(&f.rule) {
@@ -209,7 +210,7 @@ fn normalise(path: &str) -> Option<String> {
 }
 
 /// Checks a case's documents as one deployment, with the files they name attached.
-pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>]) -> Vec<Finding> {
+pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Vec<Finding> {
     let members: Vec<&File<'_>> = case.files.iter().filter_map(|p| file(files, p)).collect();
     let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
     // The files some member names through a `ref` are attachments, not documents.
@@ -249,7 +250,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>]) -> Vec<Finding
         };
         attachments.push(Attachment { from: at, path: written, read });
     }
-    check::check(policy, &inputs, &attachments)
+    check::check_at(policy, &inputs, &attachments, now)
 }
 
 /// How many lines differ between two twins (files matched by name).

@@ -144,8 +144,13 @@ impl Cx<'_> {
     /// The edit that adds one missing member, and (member, field, owner) for the title.
     fn member_edit(&self, rule: &RuleDef, target: &Finding) -> Option<(TextEdit, (String, String, String))> {
         let loaded = Ok(self.root.clone());
-        let run =
-            check::run(self.policy, &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }], &[], false);
+        let run = check::run(
+            self.policy,
+            &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }],
+            &[],
+            false,
+            None,
+        );
         let judged = *rule.reads.first()?;
         let root_span = run.single.get(judged as usize)?.as_ref()?.origin.document_span();
         let mut ev = Evaluator {
@@ -157,6 +162,7 @@ impl Cx<'_> {
             reads: None,
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
+            now: None,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);
