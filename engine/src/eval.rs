@@ -514,6 +514,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Trim(b)
             | ExprKind::Timestamp(b)
             | ExprKind::DurationOf(_, b)
+            | ExprKind::Fold { list: b, .. }
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
             | ExprKind::Reason(b) => vec![b],
@@ -867,6 +868,15 @@ impl<'a> Evaluator<'a> {
                     _ => v,
                 }
             }
+            ExprKind::Fold { op, list, durations } => {
+                let l = self.eval(list);
+                let V::List(items) = &l.kind else { return l };
+                fold(*op, items, *durations).unwrap_or_else(|| match items.is_empty() {
+                    // The least of nothing is not there: what needs it is missing evidence.
+                    true => absent_below(&l, &e.text),
+                    false => Val::unknown(),
+                })
+            }
             ExprKind::Now => match self.now {
                 Some(t) => Val::computed(V::Time(t)),
                 None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
@@ -1003,6 +1013,36 @@ fn absent_below(parent: &Val, what: &str) -> Val {
     }
     let (doc, span) = parent.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
     Val::missing(what, doc, span)
+}
+
+/// `sum`, `min` or `max` of a list of ints or durations; `None` when an
+/// entry is not one (absent or invalid: unknown) or, for `min` and `max`,
+/// when the list is empty. Sums saturate.
+pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
+    let mut acc: Option<i128> = None;
+    for item in items {
+        let n = match item.kind {
+            ValKind::Int(i) => i128::from(i),
+            ValKind::Duration(d) => d,
+            _ => return None,
+        };
+        acc = Some(match (op, acc) {
+            (_, None) => n,
+            (FoldOp::Sum, Some(a)) => a.saturating_add(n),
+            (FoldOp::Min, Some(a)) => a.min(n),
+            (FoldOp::Max, Some(a)) => a.max(n),
+        });
+    }
+    let n = match (op, acc) {
+        (FoldOp::Sum, None) => 0,
+        (_, None) => return None,
+        (_, Some(n)) => n,
+    };
+    Some(Val::computed(if durations {
+        ValKind::Duration(n)
+    } else {
+        ValKind::Int(n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+    }))
 }
 
 /// `a + b`, `a - b`, `a * b` over ints, instants and durations (the types

@@ -539,6 +539,14 @@ pub enum Cmp {
     Ge,
 }
 
+/// What `sum`, `min` and `max` make of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FoldOp {
+    Sum,
+    Min,
+    Max,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Lit(Val),
@@ -598,6 +606,13 @@ pub enum ExprKind {
     Now,
     /// An int of a unit of time (`hours(72)`): the unit in nanoseconds.
     DurationOf(i64, Box<Expr>),
+    /// `sum(xs)`, `min(xs)`, `max(xs)` over a list of ints or durations
+    /// (`durations`: the sum of none is `0s`, not `0`), every entry counted.
+    Fold {
+        op: FoldOp,
+        list: Box<Expr>,
+        durations: bool,
+    },
     /// Whether a string matches a regular expression (compiled when lowering).
     Matches(Box<Expr>, Regex),
     /// Why a value is absent: what is missing, and why a file was not read.

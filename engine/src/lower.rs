@@ -1866,6 +1866,47 @@ impl<'a> RuleLowerer<'a> {
                 }
                 (ExprKind::Empty(x), Ty::Bool)
             }
+            "sum" | "max" | "min" if args.len() == 1 || name.text == "sum" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                let elem = match &t {
+                    Ty::List(el) => (**el).clone(),
+                    Ty::Error => Ty::Error,
+                    other => {
+                        let t = self.ty_name(other);
+                        self.mismatch(args[0].span, format!("`{}` of one argument needs a list, not `{t}`", name.text));
+                        return unknown;
+                    }
+                };
+                let fine = match (name.text.as_str(), &elem) {
+                    (_, Ty::Int | Ty::Duration | Ty::Error) => true,
+                    ("sum", _) => false,
+                    _ => self.ordered(&elem),
+                };
+                if !fine {
+                    let t = self.ty_name(&elem);
+                    let d = self.lw.error(
+                        "type-mismatch",
+                        self.loc(args[0].span),
+                        format!("`{}` needs a list of ints or durations, not of `{t}`", name.text),
+                    );
+                    d.help = Some(format!(
+                        "make a list of numbers from it: `{}([x.FIELD for x in {}])`",
+                        name.text,
+                        print::expr(&args[0])
+                    ));
+                    return unknown;
+                }
+                let op = match name.text.as_str() {
+                    "sum" => FoldOp::Sum,
+                    "min" => FoldOp::Min,
+                    _ => FoldOp::Max,
+                };
+                let durations = elem == Ty::Duration;
+                (ExprKind::Fold { op, list: x, durations }, elem)
+            }
             "max" | "min" => {
                 if !arity(self.lw, 2, loc) {
                     return unknown;
@@ -2084,7 +2125,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 23] = [
+const BUILTINS: [&str; 24] = [
     "present",
     "absent",
     "count",
@@ -2108,6 +2149,7 @@ const BUILTINS: [&str; 23] = [
     "hours",
     "minutes",
     "seconds",
+    "sum",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {

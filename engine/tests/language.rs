@@ -130,3 +130,33 @@ fn a_kind_is_recognised_by_a_key_it_carries() {
     assert_eq!(o, Outcome::Fail);
     assert!(m.contains("no `kind` key and no `cases` key or a `cases` key and no `kind` key"), "{m}");
 }
+
+const CREDITS: &str = r#"
+document Run as run where kind absent {
+  on syntax rule r.syntax
+  on duplicate_key rule r.duplicate_key
+  on unknown_key rule r.unknown_key
+  on type rule r.type
+  items?: list Item default []
+}
+record Item {
+  credit?: int
+}
+rule r.total
+  let credits = [i.credit for i in run.items]
+  require sum(credits) <= 10 and max(credits) <= 6 and min(credits) >= 0
+    else fail "{sum(credits)} in all, {max(credits)} at most, {min(credits)} at least"
+"#;
+
+#[test]
+fn sums_count_every_entry_and_an_unknown_entry_is_unknown() {
+    let ok = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {credit: 5}]\n")], None);
+    assert_eq!(outcome(&ok, "r.total", "run.yaml").0, Outcome::Pass);
+    let over = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {credit: 5}, {credit: 1}]\n")], None);
+    assert_eq!(outcome(&over, "r.total", "run.yaml"), (Outcome::Fail, "11 in all, 5 at most, 1 at least".into()));
+    let unknown = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {}]\n")], None);
+    assert_eq!(outcome(&unknown, "r.total", "run.yaml").0, Outcome::Unknown);
+    // The least of no credits is not there: UNKNOWN, never a pass.
+    let none = check(CREDITS, &[("run.yaml", "items: []\n")], None);
+    assert_eq!(outcome(&none, "r.total", "run.yaml").0, Outcome::Unknown);
+}

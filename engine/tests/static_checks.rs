@@ -427,3 +427,14 @@ document Log as log where kind == "log" and cases absent {
 "#,
     );
 }
+
+#[test]
+fn sum_adds_numbers() {
+    check(
+        r#"
+rule a.b
+  require sum(doc.items) >= 1 else fail "x"
+              ^^^^^^^^^ type-mismatch: `sum` needs a list of ints or durations, not of `Item` | help: make a list of numbers from it: `sum([x.FIELD for x in doc.items])`
+"#,
+    );
+}

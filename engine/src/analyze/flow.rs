@@ -321,7 +321,7 @@ impl Cx<'_> {
                 }
                 Abs::Other
             }
-            ExprKind::Count(x) | ExprKind::Reason(x) | ExprKind::DurationOf(_, x) => {
+            ExprKind::Count(x) | ExprKind::Reason(x) | ExprKind::DurationOf(_, x) | ExprKind::Fold { list: x, .. } => {
                 self.eval(x);
                 Abs::Other
             }

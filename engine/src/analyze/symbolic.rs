@@ -660,6 +660,15 @@ impl<'a> Ev<'a> {
                 let v = self.eval(x);
                 self.per_string(&v, "timestamp", |s| crate::time::rfc3339_nanos(s).map(Atom::Time))
             }
+            ExprKind::Fold { op, list, .. } => {
+                self.eval(list);
+                let name = match op {
+                    FoldOp::Sum => "sum",
+                    FoldOp::Min => "min",
+                    FoldOp::Max => "max",
+                };
+                self.approx(&format!("`{name}` over a list (not encoded: its result is unconstrained)"))
+            }
             ExprKind::Now => {
                 self.approx("`now()` (the time of the check is an input of the check, not of the document)")
             }

@@ -221,6 +221,14 @@ impl<'p> Trees<'p> {
             ExprKind::ParseInt(a) => (self.op("int", &[a]).0, Some(Ty::Int)),
             ExprKind::Timestamp(a) => (self.op("timestamp", &[a]).0, Some(Ty::Time)),
             ExprKind::Now => (json!({"op": "now", "args": []}), Some(Ty::Time)),
+            ExprKind::Fold { op, list, durations } => {
+                let name = match op {
+                    crate::hir::FoldOp::Sum => "sum",
+                    crate::hir::FoldOp::Min => "min",
+                    crate::hir::FoldOp::Max => "max",
+                };
+                (self.op(name, &[list]).0, Some(if *durations { Ty::Duration } else { Ty::Int }))
+            }
             ExprKind::DurationOf(unit, a) => {
                 let (n, _) = self.walk(a);
                 (json!({"op": "duration", "args": [n], "unit_nanoseconds": unit}), Some(Ty::Duration))

@@ -738,6 +738,12 @@ impl<'a> Resolver<'a> {
         match name.text.as_str() {
             "present" | "absent" | "empty" | "matches" | "holds" => return Ty::Bool,
             "count" | "entries" | "int" => return Ty::Int,
+            "sum" | "max" | "min" if args.len() == 1 => {
+                return match first {
+                    Ty::List(t) => *t,
+                    _ => Ty::Error,
+                };
+            }
             "timestamp" | "now" => return Ty::Time,
             "days" | "hours" | "minutes" | "seconds" => return Ty::Duration,
             "lower" | "trim_suffix" | "reason" => return Ty::Str,
