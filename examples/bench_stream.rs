@@ -4,6 +4,10 @@
 //!
 //!   cargo run --release --example bench_stream -- grail [COUNT]
 //!   cargo run --release --example bench_stream -- rego [COUNT]
+//!   cargo run --release --example bench_stream -- write DIR [COUNT]
+//!
+//! `write` puts the same bindings on disk, one file each (`DIR/00000.json`, ...),
+//! for `grail check --each` as a user runs it.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -11,9 +15,11 @@ mod support;
 use grail_engine::Outcome;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let tool = args.next().unwrap_or_else(|| "grail".into());
-    let count: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(support::COUNT);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tool = args.first().cloned().unwrap_or_else(|| "grail".into());
+    // `write DIR [COUNT]`: the count comes after the folder.
+    let at = if tool == "write" { 2 } else { 1 };
+    let count: usize = args.get(at).and_then(|n| n.parse().ok()).unwrap_or(support::COUNT);
     let mut rng = support::Rng::new(support::SEED);
     let (mut bytes, mut failing) = (0, 0);
     match tool.as_str() {
@@ -34,8 +40,19 @@ fn main() {
                 failing += found.to_json_str().is_ok_and(|s| s.contains("\"fail\"")) as usize;
             }
         }
+        "write" => {
+            let dir = std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| "bindings".into()));
+            std::fs::create_dir_all(&dir).expect("the folder can be created");
+            for i in 0..count {
+                let doc = support::binding(&mut rng);
+                bytes += doc.len();
+                std::fs::write(dir.join(format!("{i:05}.json")), &doc).expect("the file can be written");
+            }
+            println!("wrote {count} bindings, {bytes} bytes of JSON, to {}", dir.display());
+            return;
+        }
         other => {
-            eprintln!("usage: bench_stream grail|rego [COUNT] (not `{other}`)");
+            eprintln!("usage: bench_stream grail|rego [COUNT] | write DIR [COUNT] (not `{other}`)");
             std::process::exit(2);
         }
     }

@@ -3,11 +3,18 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use grail_engine::db::check_deployment;
-use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
+use grail_engine::check::{Attachment, Input};
+use grail_engine::db::{Source, check_deployment};
+use grail_engine::document::{Node, SyntaxError};
+use grail_engine::hir::Policy;
+use grail_engine::{Database, Deployment, Finding, Outcome, SourceText, Summary};
+use rayon::prelude::*;
 
-use crate::documents::{attachments, read_document};
-use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
+use grail_engine::layers::{BoundBy, DocLayer};
+
+use crate::documents::{attach, attachments, deployment, open_document, read_source};
+use crate::render::Texts;
+use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
@@ -15,32 +22,42 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let compiled = policy::compile(&db, set)?;
     let reads_now = compiled.policy.reads_now;
     let clock = crate::Clock::of(args.now);
-
-    let mut docs = Vec::new();
-    for path in &args.files {
-        docs.push(read_document(&db, path, args.max_document_size)?);
+    if args.each && !args.layers.is_empty() {
+        return Err(Fatal(
+            "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
+        ));
+    }
+    // The stream takes files only: standard input and folders go through the database.
+    let streamable = args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
+        return each(args, &compiled.policy, &Texts::policy(&db, set), &clock);
     }
 
-    let mut context = Vec::new();
-    for path in &args.binding {
-        context.push(read_document(&db, path, args.max_document_size)?);
-    }
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
+    let docs = named.shown.clone();
+    let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
 
     let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
+    let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(&db).clone()).unwrap_or_default();
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
+    let mut junit_suites = Vec::new();
     for group in groups {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
         let attachments = attachments(&db, set, &documents);
-        let deployment = Deployment::builder(documents, attachments).now(Some(clock.nanos)).new(&db);
+        let deployment = Deployment::builder(documents, attachments)
+            .bindings(named.bindings.clone())
+            .now(Some(clock.nanos))
+            .new(&db);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
             Format::Human => {
                 let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
+                with_layers(&mut text, &report.layers, |i| path_of(&report.documents, i));
                 if reads_now {
                     text.push_str(&clock.line());
                 }
@@ -48,6 +65,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             }
             Format::Json => {
                 let mut json = render::json(&db, set, &report.documents, &report.findings);
+                json["layers"] = layers_json(&report.layers, |i| path_of(&report.documents, i));
                 if reads_now {
                     json["now"] = clock.json();
                 }
@@ -58,6 +76,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                     format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
                 }
             }
+            Format::Junit => {
+                // One document for the whole command: a test suite per deployment.
+                junit_suites.push(junit::suite(&db, &report.documents, &group, &report.findings));
+                continue;
+            }
+            Format::Github => github::annotations(&db, set, &report.documents, &group, &report.findings),
             Format::Sarif => {
                 // One log for the whole command: a run per deployment.
                 sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
@@ -75,9 +99,149 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             return Err(Fatal("cannot write to standard output".into()));
         }
     }
-    Ok(match worst {
+    if args.format == Format::Junit && stdout.write_all(junit::document(&junit_suites).as_bytes()).is_err() {
+        return Err(Fatal("cannot write to standard output".into()));
+    }
+    Ok(exit(args, worst))
+}
+
+fn exit(args: &CheckArgs, worst: Outcome) -> ExitCode {
+    match worst {
         Outcome::Fail => ExitCode::from(1),
         Outcome::Unknown if args.deny_unknown => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
-    })
+    }
+}
+
+/// How many files are read and checked at once, per thread: enough to keep
+/// every core busy, few enough that memory is bounded by them.
+const IN_FLIGHT_PER_THREAD: usize = 8;
+
+/// `--each` (human or JSON): every file a deployment of its own, checked as a
+/// stream outside the database, a window of files at a time on every core,
+/// the reports written in the order of the arguments. The report of each file
+/// is the one the database gives (`check_deployment`): the same documents,
+/// attachments and findings, through the same functions.
+fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>, clock: &crate::Clock) -> Result<ExitCode, Fatal> {
+    // A file that cannot be opened stops the command before anything is
+    // checked, as when every file was read first.
+    for path in &args.files {
+        open_document(path)?;
+    }
+    let mut context = Vec::new();
+    for path in &args.binding {
+        context.push(read_source(path, args.max_document_size)?);
+    }
+    let context: Vec<(Source, Option<Result<Node, SyntaxError>>)> = context
+        .into_iter()
+        .map(|s| {
+            let loaded = s.load();
+            (s, loaded)
+        })
+        .collect();
+
+    let window = rayon::current_num_threads().max(1) * IN_FLIGHT_PER_THREAD;
+    let mut worst = Outcome::Pass;
+    let mut stdout = std::io::stdout().lock();
+    for files in args.files.chunks(window) {
+        let reports: Vec<Result<(String, Outcome), Fatal>> =
+            files.par_iter().map(|path| check_one(args, policy, policy_texts, clock, path, &context)).collect();
+        for report in reports {
+            let (text, verdict) = report?;
+            worst = worst.max(verdict);
+            if stdout.write_all(text.as_bytes()).is_err() {
+                return Err(Fatal("cannot write to standard output".into()));
+            }
+        }
+    }
+    Ok(exit(args, worst))
+}
+
+/// One file of `--each`: read, checked with the context documents and the
+/// files their `ref` fields name, rendered; nothing of it is kept.
+fn check_one(
+    args: &CheckArgs,
+    policy: &Policy,
+    policy_texts: &Texts<'_>,
+    clock: &crate::Clock,
+    path: &camino::Utf8Path,
+    context: &[(Source, Option<Result<Node, SyntaxError>>)],
+) -> Result<(String, Outcome), Fatal> {
+    let source = read_source(path, args.max_document_size)?;
+    let loaded = source.load();
+    let mut documents: Vec<(&Source, &Option<Result<Node, SyntaxError>>)> = vec![(&source, &loaded)];
+    documents.extend(context.iter().map(|(s, l)| (s, l)));
+    let inputs: Vec<Input<'_>> = documents.iter().map(|(s, l)| s.input(l)).collect();
+
+    // The files the documents' `ref` fields name, each read once per naming.
+    let mut named = Vec::new();
+    for (from, input) in inputs.iter().enumerate() {
+        for ref_path in grail_engine::check::references(policy, input) {
+            let read = attach(input.path, &ref_path).map(|s| {
+                let loaded = grail_engine::db::load_text(&s.path, &s.text, s.read_error);
+                (s, loaded)
+            });
+            named.push((from, ref_path, read));
+        }
+    }
+    let mut attached = Vec::new();
+    let mut extra = 0u32;
+    for (from, ref_path, read) in &named {
+        let read = match read {
+            Err(reason) => Err(reason.clone()),
+            Ok((_, loaded)) => {
+                extra += 1;
+                Ok(((documents.len() as u32 + extra - 1), loaded))
+            }
+        };
+        attached.push(Attachment { from: *from, path: ref_path, read });
+    }
+    let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));
+    let findings: Vec<Finding> = run.findings;
+
+    let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
+    texts.extend(
+        named.iter().filter_map(|(_, _, read)| read.as_ref().ok()).map(|(s, _)| (s.path.as_str(), s.text.as_str())),
+    );
+    let docs = Texts::new(texts);
+    let verdict = Summary::of(&findings).verdict();
+    let path_of = |i: u32| docs.path(i).unwrap_or_default().to_string();
+    let text = match args.format {
+        Format::Json => {
+            let now = policy.reads_now.then(|| clock.json());
+            render::json_line(policy_texts, &docs, &findings, &source.path, layers_json(&run.layers, path_of), now)
+        }
+        _ => {
+            let mut text = render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose);
+            with_layers(&mut text, &run.layers, path_of);
+            if policy.reads_now {
+                text.push_str(&clock.line());
+            }
+            text
+        }
+    };
+    Ok((text, verdict))
+}
+
+/// Where trust came from, in a human report (a line before its summary),
+/// unless a lone document vouched for by being named alone.
+fn with_layers(text: &mut String, layers: &[DocLayer], path_of: impl Fn(u32) -> String) {
+    let alone = layers.len() == 1 && layers[0].by == BoundBy::Standalone;
+    if layers.is_empty() || alone {
+        return;
+    }
+    let bound: Vec<String> =
+        layers.iter().map(|l| format!("{} `{}` = {} ({})", l.kind, l.layer, path_of(l.doc), l.by.describe())).collect();
+    text.insert_str(
+        text.rfind('\n').and_then(|e| text[..e].rfind('\n')).map_or(0, |s| s + 1),
+        &format!("layers: {}\n", bound.join("; ")),
+    );
+}
+
+/// The layers of a JSON report.
+fn layers_json(layers: &[DocLayer], path_of: impl Fn(u32) -> String) -> serde_json::Value {
+    layers
+        .iter()
+        .map(|l| serde_json::json!({"file": path_of(l.doc), "kind": l.kind, "layer": l.layer, "bound": l.by.as_str()}))
+        .collect()
 }

@@ -14,7 +14,7 @@ use grail_engine::db::{check_deployment, decide_deployment};
 use grail_engine::emit::{self, cedar, ir, json_schema};
 use grail_engine::{Database, Deployment, Outcome, Summary};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, lower_first, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment, lower_first};
 use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
@@ -25,22 +25,17 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
 
     let files: Vec<(String, String)> = match args.target {
         Target::Cedar => {
-            if args.files.is_empty() {
+            if args.files.is_empty() && args.layers.is_empty() {
                 return Err(Fatal(
                     "`--target cedar` compiles a deployment: name its documents (the files `grail check` takes)".into(),
                 ));
             }
-            let mut documents = Vec::new();
-            for path in &args.files {
-                documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
-            }
-            let shown = documents.clone();
-            for path in &args.binding {
-                documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
-            }
-            let attached = attachments(&db, set, &documents);
+            let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+            let shown = named.shown.clone();
+            let attached = attachments(&db, set, &named.documents);
             let clock = crate::Clock::of(args.now);
-            let deployment = Deployment::builder(documents, attached).now(Some(clock.nanos)).new(&db);
+            let deployment =
+                Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
@@ -60,7 +55,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             ]
         }
         Target::Json | Target::Jsonschema => {
-            if !args.files.is_empty() || !args.binding.is_empty() {
+            if !args.files.is_empty() || !args.binding.is_empty() || !args.layers.is_empty() {
                 return Err(Fatal(format!(
                     "`--target {}` compiles the policy alone and takes no document",
                     if args.target == Target::Json { "json" } else { "jsonschema" }

@@ -1,9 +1,10 @@
 //! Reading the documents a command names, and the files their `ref` fields name.
 
+use std::collections::HashSet;
 use std::io::Read as _;
 
-use camino::Utf8Path;
-use grail_engine::db::{AttachedFile, document_references};
+use camino::{Utf8Path, Utf8PathBuf};
+use grail_engine::db::{AttachedFile, Source, document_references};
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::Fatal;
@@ -18,18 +19,94 @@ pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
 /// Symbolic links are followed, as by any reader. One that cannot be read
 /// stops the command.
 pub fn read_document(db: &Database, path: &Utf8Path, limit: u64) -> Result<SourceText, Fatal> {
-    if path.is_dir() {
-        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
-    }
+    read_source(path, limit).map(|source| source.into_input(db))
+}
+
+/// [`read_document`] outside any database.
+pub fn read_source(path: &Utf8Path, limit: u64) -> Result<Source, Fatal> {
     let cannot = |e: std::io::Error| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string())));
-    let file = std::fs::File::open(path).map_err(cannot)?;
+    let file = open_document(path)?;
     let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() as u64 > limit {
-        return Ok(SourceText::too_large(db, path.to_string(), limit, size.filter(|s| *s > limit)));
+        return Ok(Source::too_large(path.to_string(), limit, size.filter(|s| *s > limit)));
     }
-    Ok(SourceText::from_bytes(db, path.to_string(), bytes))
+    Ok(Source::from_bytes(path.to_string(), bytes))
+}
+
+/// Opens a document named on the command line, or says why it cannot be
+/// read (a folder, a missing file): what stops the command before anything
+/// is checked.
+pub fn open_document(path: &Utf8Path) -> Result<std::fs::File, Fatal> {
+    if path.is_dir() {
+        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
+    }
+    std::fs::File::open(path).map_err(|e| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string()))))
+}
+
+/// The extensions of the documents a folder named on the command line stands for.
+pub const DOCUMENT_EXTENSIONS: [&str; 4] = ["json", "yaml", "yml", "md"];
+
+/// The documents the command line names: a file; `-`, standard input (its
+/// attachments resolve against the working directory); a folder, the
+/// documents directly in it (`.json`, `.yaml`, `.yml`, `.md`, in name order)
+/// less the files a document of the deployment names as attachments.
+pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: u64) -> Result<Vec<SourceText>, Fatal> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_str() == "-" {
+            out.push(read_stdin(db, limit)?);
+        } else if path.is_dir() {
+            let folder = read_folder(db, path, limit)?;
+            let attached: HashSet<std::path::PathBuf> = attachments(db, set, &folder)
+                .into_iter()
+                .filter_map(|a| a.read.ok())
+                .filter_map(|t| std::fs::canonicalize(t.path(db)).ok())
+                .collect();
+            let kept: Vec<SourceText> = folder
+                .into_iter()
+                .filter(|d| std::fs::canonicalize(d.path(db)).is_ok_and(|p| !attached.contains(&p)))
+                .collect();
+            if kept.is_empty() {
+                return Err(Fatal(format!(
+                    "cannot check `{path}`: the folder holds no document (`.json`, `.yaml`, `.yml` or `.md`) directly in it"
+                )));
+            }
+            out.extend(kept);
+        } else {
+            out.push(read_document(db, path, limit)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The documents directly in a folder, in name order.
+fn read_folder(db: &Database, dir: &Utf8Path, limit: u64) -> Result<Vec<SourceText>, Fatal> {
+    let cannot = |e: std::io::Error| Fatal(format!("cannot read folder `{dir}`: {}", lower_first(&e.to_string())));
+    let mut paths: Vec<Utf8PathBuf> = Vec::new();
+    for entry in dir.read_dir_utf8().map_err(cannot)? {
+        let path = entry.map_err(cannot)?.into_path();
+        if path.is_file() && path.extension().is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e)) {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.iter().map(|p| read_document(db, p, limit)).collect()
+}
+
+/// Standard input as the document `-`, at most `limit` bytes of it.
+fn read_stdin(db: &Database, limit: u64) -> Result<SourceText, Fatal> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Fatal(format!("cannot read standard input: {}", lower_first(&e.to_string()))))?;
+    if bytes.len() as u64 > limit {
+        return Ok(SourceText::too_large(db, "-".to_string(), limit, None));
+    }
+    Ok(SourceText::from_bytes(db, "-".to_string(), bytes))
 }
 
 /// The largest file a document's `ref` may name.
@@ -42,14 +119,16 @@ pub fn attachments(db: &Database, set: PolicySet, documents: &[SourceText]) -> V
     let mut out = Vec::new();
     for doc in documents {
         for path in document_references(db, set, *doc) {
-            let read = attach(db, doc.path(db), path);
+            let read = attach(doc.path(db), path).map(|source| source.into_input(db));
             out.push(AttachedFile { from: *doc, path: path.clone(), read });
         }
     }
     out
 }
 
-fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, String> {
+/// Reads the file a document's `ref` field names (`path`, as written), or
+/// says why it is refused; outside any database.
+pub fn attach(document: &str, path: &str) -> Result<Source, String> {
     if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
         return Err(reason.into());
     }
@@ -71,7 +150,7 @@ fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, Strin
         ));
     }
     let bytes = std::fs::read(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    Ok(SourceText::from_bytes(db, target.to_string(), bytes))
+    Ok(Source::from_bytes(target.to_string(), bytes))
 }
 
 /// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.
@@ -81,4 +160,112 @@ pub fn lower_first(s: &str) -> String {
         Some(f) => f.to_lowercase().chain(c).collect(),
         None => String::new(),
     }
+}
+
+/// `--layer NAME=FILE`: a document of the deployment bound to a layer of its kind.
+#[derive(Clone, Debug)]
+pub struct LayerArg {
+    pub layer: String,
+    pub file: camino::Utf8PathBuf,
+}
+
+/// Reads `NAME=FILE` (clap's value parser for `--layer`).
+pub fn parse_layer(text: &str) -> Result<LayerArg, String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.trim().is_empty() && !file.is_empty() => {
+            Ok(LayerArg { layer: name.trim().to_string(), file: file.into() })
+        }
+        _ => Err(format!("`{text}` is not `NAME=FILE`; write for example `--layer security=security.yaml`")),
+    }
+}
+
+/// The documents of one deployment as the command line names them.
+pub struct Named {
+    /// Every document, each file once: the positional files, then the files
+    /// only `--layer` names, then the `--binding` documents.
+    pub documents: Vec<SourceText>,
+    /// The documents the report is about (positional and `--layer` files).
+    pub shown: Vec<SourceText>,
+    /// The `--layer` bindings.
+    pub bindings: Vec<grail_engine::db::LayerBinding>,
+}
+
+/// Reads the documents of a deployment: `files`, the `--layer` files and
+/// the `--binding` files. One file named twice (by two paths to it, or as a
+/// positional file and with `--layer`) is one document, so binding one file
+/// twice is seen as such (`layer.order`). Each `--layer` names a layer of its
+/// file's kind, or the command does not run.
+pub fn deployment(
+    db: &Database,
+    set: PolicySet,
+    files: &[camino::Utf8PathBuf],
+    layers: &[LayerArg],
+    context: &[camino::Utf8PathBuf],
+    limit: u64,
+) -> Result<Named, Fatal> {
+    // Each file once, whichever way it is named: standard input is never the same file twice.
+    let mut seen: Vec<(std::path::PathBuf, SourceText)> = Vec::new();
+    let mut once = |doc: SourceText| -> (SourceText, bool) {
+        let path = doc.path(db);
+        if path == "-" {
+            return (doc, true);
+        }
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| std::path::PathBuf::from(path));
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return (*first, false);
+        }
+        seen.push((key, doc));
+        (doc, true)
+    };
+    let mut documents = Vec::new();
+    for doc in read_inputs(db, set, files, limit)? {
+        if let (doc, true) = once(doc) {
+            documents.push(doc);
+        }
+    }
+    let mut bindings = Vec::new();
+    for arg in layers {
+        let flag = format!("`--layer {}={}`: ", arg.layer, arg.file);
+        let read = read_document(db, &arg.file, limit).map_err(|Fatal(m)| Fatal(format!("{flag}{m}")))?;
+        let (doc, new) = once(read);
+        if new {
+            documents.push(doc);
+        }
+        check_layer_name(db, set, doc, arg, &flag)?;
+        bindings.push(grail_engine::db::LayerBinding {
+            document: doc,
+            layer: arg.layer.clone(),
+            by: grail_engine::layers::BoundBy::Flag,
+        });
+    }
+    let shown = documents.clone();
+    let read = read_inputs(db, set, context, limit).map_err(|Fatal(m)| Fatal(format!("`--binding`: {m}")))?;
+    for doc in read {
+        if let (doc, true) = once(doc) {
+            documents.push(doc);
+        }
+    }
+    Ok(Named { documents, shown, bindings })
+}
+
+fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerArg, flag: &str) -> Result<(), Fatal> {
+    // A document with no kind (unreadable, malformed) is reported by the check itself.
+    let Some((kind, layers)) = grail_engine::db::document_layers(db, set, doc) else { return Ok(()) };
+    let Some(layers) = layers else {
+        return Err(Fatal(format!(
+            "{flag}`{}` is a `{kind}` document, and the policy declares no layers for `{kind}`; name it without `--layer`",
+            arg.file
+        )));
+    };
+    if layers.contains(&arg.layer) {
+        return Ok(());
+    }
+    let near = grail_engine::suggest::did_you_mean(&arg.layer, layers.iter().map(String::as_str));
+    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    let list: Vec<String> = layers.iter().map(|l| format!("`{l}`")).collect();
+    Err(Fatal(format!(
+        "{flag}`{kind}` has no layer `{}` (its layers, most trusted first: {}){hint}",
+        arg.layer,
+        list.join(", ")
+    )))
 }

@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use grail_engine::db::{Compiled, explain_deployment};
 use grail_engine::diagnostic::{Provenance, Read, Step};
 use grail_engine::explain::{Cell, subject_mentions};
+use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_document};
+use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -27,14 +28,12 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
-    let mut documents = Vec::new();
-    for path in args.files.iter().chain(&args.binding) {
-        documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
-    }
-    let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
-    let attached = attachments(&db, set, &documents);
+    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let shown: Vec<SourceText> = named.shown.clone();
+    let attached = attachments(&db, set, &named.documents);
     let clock = crate::Clock::of(args.now);
-    let deployment = Deployment::builder(documents, attached).now(Some(clock.nanos)).new(&db);
+    let deployment =
+        Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 
@@ -70,7 +69,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
             text
         }
         Format::Json => {
-            let mut json = cx.json(&e.findings, &findings, &cells);
+            let mut json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
             if reads_now {
                 json["now"] = clock.json();
             }
@@ -96,7 +95,7 @@ struct Cx<'a> {
     set: PolicySet,
     compiled: &'a Compiled,
     documents: &'a [SourceText],
-    layers: &'a [(u32, String)],
+    layers: &'a [DocLayer],
 }
 
 impl Cx<'_> {
@@ -122,8 +121,8 @@ impl Cx<'_> {
                     let layer = self
                         .layers
                         .iter()
-                        .find(|(d, _)| d == doc)
-                        .map(|(_, n)| format!(" (layer {n})"))
+                        .find(|l| l.doc == *doc)
+                        .map(|l| format!(" (layer {}, {})", l.layer, l.by.describe()))
                         .unwrap_or_default();
                     format!("{path}:{l}:{c}{layer}")
                 }
@@ -170,6 +169,7 @@ impl Cx<'_> {
             s.pass,
             s.not_applicable
         );
+        self.layer_table(&mut out);
         if findings.is_empty() && s.fail + s.unknown == 0 {
             let _ = writeln!(
                 out,
@@ -254,17 +254,46 @@ impl Cx<'_> {
         out
     }
 
+    /// Per layered kind with a document in the deployment: which document is
+    /// each layer, and how the invocation bound it.
+    fn layer_table(&self, out: &mut String) {
+        let policy = &self.compiled.policy;
+        for l in &policy.layers {
+            let kind = &policy.documents[l.document as usize].name;
+            let mine: Vec<&DocLayer> = self.layers.iter().filter(|d| d.kind == *kind).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "
+layers of {kind}, most trusted first"
+            );
+            let width = l.layers.iter().map(String::len).max().unwrap_or(0);
+            for (i, name) in l.layers.iter().enumerate() {
+                match mine.iter().find(|d| d.layer == *name) {
+                    Some(d) => {
+                        let path = self.documents.get(d.doc as usize).map(|x| x.path(self.db).as_str()).unwrap_or("?");
+                        let _ = writeln!(out, "  {name:<width$}  {path}  ({})", d.by.describe());
+                    }
+                    None if i == 0 => {
+                        let _ = writeln!(
+                            out,
+                            "  {name:<width$}  no document: the shipped defaults stand in for it, and what only `{name}` sets is absent"
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {name:<width$}  no document");
+                    }
+                }
+            }
+        }
+    }
+
     /// The answers of the questions about the documents: what is permitted, what is refused and why.
     fn answers(&self, out: &mut String, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) {
-        let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
-        questions.dedup();
-        for q in questions {
-            let mine: Vec<&(Decision, Vec<Read>)> = answers
-                .iter()
-                .filter(|(d, _)| d.question == q)
-                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
-                .collect();
-            let Some((first, _)) = mine.first() else { continue };
+        for (q, mine) in by_question(answers, keys) {
+            let (first, _) = mine[0];
             let docs =
                 self.compiled.policy.questions.iter().find(|x| x.id == q).map(|x| x.docs.join(" ")).unwrap_or_default();
             let _ = writeln!(
@@ -305,8 +334,8 @@ impl Cx<'_> {
         match p {
             Provenance::Document(doc, span) => match self.position(*doc, span.start) {
                 Some((path, l, c)) => {
-                    let layer = self.layers.iter().find(|(d, _)| d == doc).map(|(_, n)| n.clone());
-                    json!({"file": path, "line": l, "column": c, "layer": layer})
+                    let layer = self.layers.iter().find(|l| l.doc == *doc);
+                    json!({"file": path, "line": l, "column": c, "layer": layer.map(|l| &l.layer), "bound": layer.map(|l| l.by.as_str())})
                 }
                 None => Value::Null,
             },
@@ -319,7 +348,51 @@ impl Cx<'_> {
         }
     }
 
-    fn json(&self, all: &[Finding], findings: &[&Finding], cells: &[&Cell]) -> Value {
+    /// The answers as data: per question, what is permitted and what is refused, with the values read.
+    fn answers_json(&self, answers: &[(Decision, Vec<Read>)], keys: &BTreeSet<&str>, verbose: bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        for (q, mine) in by_question(answers, keys) {
+            let (first, _) = mine[0];
+            let attributes = |d: &Decision| {
+                d.attributes
+                    .iter()
+                    .map(|(side, a, v)| {
+                        let side = match side {
+                            grail_lang::ast::RequestSide::Principal => "principal",
+                            grail_lang::ast::RequestSide::Resource => "resource",
+                        };
+                        (format!("{side}.{a}"), json!(v))
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+            };
+            let permitted: Vec<Value> =
+                mine.iter().filter(|(d, _)| d.allowed).map(|(d, _)| Value::Object(attributes(d))).collect();
+            let refused: Vec<Value> = mine
+                .iter()
+                .filter(|(d, _)| !d.allowed)
+                .map(|(d, reads)| {
+                    let reads: Vec<Value> = reads
+                        .iter()
+                        .filter(|r| verbose || !(r.value.starts_with('{') || r.value.starts_with('[')))
+                        .map(|r| json!({"expr": r.expr, "value": r.value, "from": self.provenance_json(&r.from)}))
+                        .collect();
+                    json!({"request": Value::Object(attributes(d)), "reads": reads})
+                })
+                .collect();
+            out.push(json!({"question": q, "action": first.action, "permitted": permitted, "refused": refused}));
+        }
+        out
+    }
+
+    fn json(
+        &self,
+        all: &[Finding],
+        findings: &[&Finding],
+        cells: &[&Cell],
+        answers: &[(Decision, Vec<Read>)],
+        keys: &BTreeSet<&str>,
+        verbose: bool,
+    ) -> Value {
         let s = Summary::of(all);
         let findings: Vec<Value> = findings
             .iter()
@@ -363,7 +436,34 @@ impl Cx<'_> {
             "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
             "findings": findings,
+            "layers": self.layers.iter().map(|d| json!({
+                "file": self.documents.get(d.doc as usize).map(|x| x.path(self.db)),
+                "kind": d.kind, "layer": d.layer, "bound": d.by.as_str(),
+            })).collect::<Vec<_>>(),
             "state": cells,
+            "answers": self.answers_json(answers, keys, verbose),
         })
     }
+}
+
+/// An answer of a question with the values it read.
+type Answer = (Decision, Vec<Read>);
+
+/// The answers grouped by question, in the order they came, each group holding
+/// only the answers about the `keys` asked for (all of them when none was);
+/// a question left with no answer is left out.
+fn by_question<'a>(answers: &'a [Answer], keys: &BTreeSet<&str>) -> Vec<(&'a str, Vec<&'a Answer>)> {
+    let mut questions: Vec<&str> = answers.iter().map(|(d, _)| d.question.as_str()).collect();
+    questions.dedup();
+    questions
+        .into_iter()
+        .filter_map(|q| {
+            let mine: Vec<&Answer> = answers
+                .iter()
+                .filter(|(d, _)| d.question == q)
+                .filter(|(d, _)| keys.is_empty() || d.attributes.iter().any(|(_, _, v)| keys.contains(v.as_str())))
+                .collect();
+            (!mine.is_empty()).then_some((q, mine))
+        })
+        .collect()
 }

@@ -10,11 +10,18 @@ use camino::Utf8PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod analyze;
+mod authorize;
+mod cache;
 mod check;
 mod compile;
+mod completions;
+mod doc;
 mod documents;
 mod explain;
 mod fmt;
+mod github;
+mod graph;
+mod junit;
 mod policy;
 mod render;
 mod sarif;
@@ -27,9 +34,14 @@ mod test;
 /// Every finding names its rule, its subject and the line it points at.
 #[derive(Parser)]
 #[command(name = "grail", version, long_version = LONG_VERSION, about, long_about, propagate_version = true)]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Neither read nor write the cache of compiled policies (a `--policy DIR`
+    /// is compiled once and kept in `$GRAIL_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/grail`, else `~/.cache/grail`).
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 #[derive(Subcommand)]
@@ -45,6 +57,7 @@ enum Command {
     ///
     /// Examples:
     ///   grail check examples/org/security.yaml
+    ///   grail check --layer security=org/security.yaml --layer repo=org/repo.yaml
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
     #[command(verbatim_doc_comment)]
@@ -111,7 +124,8 @@ enum Command {
     ///
     /// Examples:
     ///   grail compile --target cedar --out build/cedar examples/bindings/good.yaml
-    ///   grail compile --target cedar --out build/cedar org/security.yaml org/operator.yaml org/repo.yaml
+    ///   grail compile --target cedar --out build/cedar --layer security=org/security.yaml \
+    ///       --layer operator=org/operator.yaml --layer repo=org/repo.yaml
     ///   grail compile --target json --out build/ir
     ///   grail compile --target jsonschema --out .schemas
     #[command(verbatim_doc_comment)]
@@ -145,6 +159,166 @@ enum Command {
     ///   grail analyze --policy my-policies/ --emit-fixtures my-policies/generated/
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
+    /// Write the reference of a policy, from the policy itself: kinds, fields, rules, examples.
+    ///
+    /// Every document kind and record with its fields (type, default, floor
+    /// or ceiling), the enumerations and matrices, every rule with its `///`
+    /// documentation, the outcome it reports, what it reads and its fixture
+    /// pair as the example, and the admission questions. --format markdown
+    /// writes DIR/library.md (or prints it without --out); --format html
+    /// writes a static site (DIR/index.html, search.js, style.css) whose
+    /// search runs in the browser. The output is the same, byte for byte,
+    /// for the same policy.
+    ///
+    /// Examples:
+    ///   grail doc --out docs
+    ///   grail doc --format html --out build/reference
+    ///   grail doc --policy my-policies/ > my-policies.md
+    #[command(verbatim_doc_comment)]
+    Doc(DocArgs),
+    /// Answer one admission question locally, as the compiled Cedar would.
+    ///
+    /// Reads the deployment as `grail check` does, then answers the request
+    /// (an action, and the principal's and resource's attributes) exactly as
+    /// the Cedar that `grail compile --target cedar` writes for it: DENY if the
+    /// deployment fails the check (nothing is compiled), ALLOW when an answer
+    /// the policy allows has every attribute of the request's, DENY otherwise,
+    /// with the reason. Exit status: 0 ALLOW, 1 DENY, 2 could not run (an
+    /// action or attribute no question declares, an unreadable file).
+    ///
+    /// Examples:
+    ///   grail authorize --action dispatch --resource work_class=C2 --resource surface=ci-pool-a examples/org/*.yaml
+    ///   grail authorize --action write --principal kind=agent --resource layer=security examples/org/*.yaml
+    #[command(verbatim_doc_comment)]
+    Authorize(AuthorizeArgs),
+    /// Draw a deployment: the verification topology of each class, and its layers.
+    ///
+    /// For every map of records keyed by an enumeration (a topology per work
+    /// class): a cluster per key with a node per slot, labelled with its
+    /// fields, an edge for every field naming another slot (the distinctness
+    /// relations), and the FAILs and UNKNOWNs about that key (what is
+    /// missing). For layered documents: which layer set each value, and what
+    /// a layer tried and was refused (dashed, red). As Graphviz DOT, Mermaid,
+    /// or SVG laid out by grail itself. Exit status: 0 drawn, 2 could not run.
+    ///
+    /// Examples:
+    ///   grail graph examples/bindings/good.yaml
+    ///   grail graph --format mermaid examples/org/security.yaml examples/org/operator.yaml examples/org/repo.yaml
+    ///   grail graph --format svg examples/bindings/identical-checkers.yaml > topology.svg
+    #[command(verbatim_doc_comment)]
+    Graph(GraphArgs),
+    /// Print a shell completion script for grail.
+    ///
+    /// Examples:
+    ///   grail completions bash > /etc/bash_completion.d/grail
+    ///   grail completions zsh > "${fpath[1]}/_grail"
+    ///   grail completions fish > ~/.config/fish/completions/grail.fish
+    #[command(verbatim_doc_comment)]
+    Completions(CompletionsArgs),
+    /// Print the manual page of grail (roff), or write one per command to a folder.
+    ///
+    /// Examples:
+    ///   grail man | man -l -
+    ///   grail man --out /usr/local/share/man/man1
+    #[command(verbatim_doc_comment)]
+    Man(ManArgs),
+}
+
+#[derive(clap::Args)]
+struct DocArgs {
+    /// A folder of `.grail` files (with its fixtures in `DIR/tests/`) instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// Markdown (one file) or HTML (a static site with search).
+    #[arg(long, value_enum, default_value_t = DocFormat::Markdown)]
+    format: DocFormat,
+    /// The folder to write to (created if missing); without it, Markdown goes to standard output.
+    #[arg(long, value_name = "DIR")]
+    out: Option<Utf8PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DocFormat {
+    /// `library.md`: one Markdown file.
+    Markdown,
+    /// `index.html`, `search.js`, `style.css`: a static site with client-side search.
+    Html,
+}
+
+#[derive(clap::Args)]
+struct AuthorizeArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// The action asked about, as a question of the policy names it (`dispatch`, `auto-merge`...).
+    #[arg(long, value_name = "ACTION")]
+    action: String,
+    /// An attribute of the resource, `NAME=VALUE` (repeat for each).
+    #[arg(long, value_name = "NAME=VALUE")]
+    resource: Vec<String>,
+    /// An attribute of the principal, `NAME=VALUE` (repeat for each).
+    #[arg(long, value_name = "NAME=VALUE")]
+    principal: Vec<String>,
+    /// A document read with every FILE without being one of them (see `check --binding`).
+    #[arg(long, value_name = "FILE")]
+    binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable; see `check --layer`).
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
+    /// Deny everything when the check has an UNKNOWN, as `compile --deny-unknown` refuses to compile.
+    #[arg(long)]
+    deny_unknown: bool,
+    /// How to print the answer.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// The documents of the deployment, read together as `grail check` reads them.
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    files: Vec<Utf8PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct GraphArgs {
+    /// A folder of `.grail` files to use instead of the shipped library.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<Utf8PathBuf>,
+    /// A document read with every FILE without being one of them (see `check --binding`).
+    #[arg(long, value_name = "FILE")]
+    binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable; see `check --layer`).
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
+    /// How to draw it.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    format: GraphFormat,
+    /// The documents of the deployment, read together as `grail check` reads them.
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    files: Vec<Utf8PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GraphFormat {
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid flowchart (renders in GitHub Markdown).
+    Mermaid,
+    /// SVG, laid out by grail (no Graphviz needed).
+    Svg,
+}
+
+#[derive(clap::Args)]
+struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+#[derive(clap::Args)]
+struct ManArgs {
+    /// Write `grail.1` and a `grail-COMMAND.1` per command into this folder instead.
+    #[arg(long, value_name = "DIR")]
+    out: Option<Utf8PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -172,6 +346,11 @@ struct CompileArgs {
     /// With --target cedar: a document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
     #[arg(long)]
     deny_unknown: bool,
@@ -223,6 +402,11 @@ struct ExplainArgs {
     /// A document checked with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -235,7 +419,7 @@ struct ExplainArgs {
     #[arg(long, short)]
     verbose: bool,
     /// The documents to explain, read together as one deployment.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -282,6 +466,11 @@ struct CheckArgs {
     /// binding whose surfaces work items (Markdown) resolve against.
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
+    /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
+    /// (repeatable). Trust comes from the invocation, never from a document: among
+    /// several documents of a layered kind, one bound by nothing is of the lowest layer.
+    #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
+    layers: Vec<documents::LayerArg>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,
@@ -290,8 +479,10 @@ struct CheckArgs {
     /// rule, not read.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     max_document_size: u64,
-    /// The documents to check: bindings and histories (JSON or YAML), work items (Markdown).
-    #[arg(required = true, value_name = "FILE")]
+    /// The documents to check: bindings and histories (JSON or YAML), work
+    /// items (Markdown); a folder stands for the documents directly in it
+    /// (less the files they attach), `-` for standard input.
+    #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -299,7 +490,7 @@ struct CheckArgs {
 enum Format {
     /// Findings with the document's lines, for people.
     Human,
-    /// One JSON object (see DESIGN.md), for programs.
+    /// One JSON object (`verdict`, `summary`, `findings`; see README.md), for programs.
     Json,
 }
 
@@ -308,10 +499,15 @@ enum Format {
 enum CheckFormat {
     /// Findings with the document's lines, for people.
     Human,
-    /// One JSON object (see DESIGN.md), for programs.
+    /// One JSON object (`verdict`, `summary`, `findings`; see README.md), for programs.
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
+    /// JUnit XML, for test reporters: a test case per rule and subject (FAIL a
+    /// failure; UNKNOWN and NOT APPLICABLE skipped, with the reason).
+    Junit,
+    /// GitHub Actions workflow commands: an annotation per FAIL (error) and UNKNOWN (warning).
+    Github,
 }
 
 /// `65536`, `64KiB`, `16MiB`, `1GiB` (also `K`, `M`, `G`, `KB`...: always powers of 1024).
@@ -380,13 +576,16 @@ const LONG_VERSION: &str =
     concat!(env!("CARGO_PKG_VERSION"), " (shipped library: ", env!("GRAIL_SHIPPED_LIBRARY"), ")");
 
 /// The shipped library, compiled by build.rs (empty when it was not).
-static SHIPPED_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.policy"));
+pub(crate) static SHIPPED_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shipped.policy"));
 
 fn main() -> ExitCode {
     if !SHIPPED_POLICY.is_empty() {
         grail_engine::prebuilt::install(SHIPPED_POLICY);
     }
     let cli = Cli::parse();
+    if cli.no_cache {
+        cache::disable();
+    }
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Test(args) => test::run(&args),
@@ -397,6 +596,11 @@ fn main() -> ExitCode {
             .map(|()| ExitCode::SUCCESS)
             .map_err(|e| Fatal(format!("the language server stopped: {e}"))),
         Command::Analyze(args) => analyze::run(&args),
+        Command::Doc(args) => doc::run(&args),
+        Command::Authorize(args) => authorize::run(&args),
+        Command::Graph(args) => graph::run(&args),
+        Command::Completions(args) => completions::completions(args.shell),
+        Command::Man(args) => completions::man(args.out.as_deref()),
     };
     match result {
         Ok(code) => code,

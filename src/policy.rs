@@ -31,9 +31,10 @@ pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
             for p in paths {
                 let text = std::fs::read_to_string(&p)
                     .map_err(|e| Fatal(format!("cannot read `{p}`: {}", lower_first(&e.to_string()))))?;
-                files.push(SourceText::new(db, p.to_string(), text, None));
+                files.push((p.to_string(), text));
             }
-            files
+            crate::cache::read(&files);
+            files.into_iter().map(|(path, text)| SourceText::new(db, path, text, None)).collect()
         }
     };
     Ok(PolicySet::new(db, files))
@@ -66,6 +67,9 @@ pub fn compile(db: &Database, set: PolicySet) -> Result<&Compiled, Fatal> {
     let compiled = compile_policy(db, set);
     if !compiled.diagnostics.is_empty() {
         eprint!("{}", render::policy_diagnostics(db, set, &compiled.diagnostics));
+    }
+    if compiled.diagnostics.is_empty() {
+        crate::cache::write(db, set, &compiled.policy);
     }
     if compiled.has_errors() {
         let n = compiled.diagnostics.iter().filter(|d| d.severity == grail_engine::Severity::Error).count();

@@ -6,12 +6,64 @@ use std::io::IsTerminal as _;
 use grail_engine::hir::Loc;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicyDiagnostic, PolicySet, Severity, SourceText, Summary};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn handler() -> GraphicalReportHandler {
     let color = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false)
+}
+
+/// The files a report points into (a policy's, or a deployment's
+/// documents), by index, each with its line index built once, when a
+/// position in it is first asked for.
+pub struct Texts<'a> {
+    files: Vec<(&'a str, &'a str)>,
+    lines: Vec<std::sync::OnceLock<LineIndex>>,
+}
+
+impl<'a> Texts<'a> {
+    /// The files as (path, text).
+    pub fn new(files: Vec<(&'a str, &'a str)>) -> Texts<'a> {
+        let lines = files.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Texts { files, lines }
+    }
+
+    /// The path of file `i`.
+    pub fn path(&self, i: u32) -> Option<&'a str> {
+        self.files.get(i as usize).map(|(p, _)| *p)
+    }
+
+    /// A policy's files.
+    pub fn policy(db: &'a Database, set: PolicySet) -> Texts<'a> {
+        Texts::new(set.files(db).iter().map(|f| (f.path(db).as_str(), f.text(db).as_str())).collect())
+    }
+
+    /// Database inputs.
+    pub fn sources(db: &'a Database, docs: &[SourceText]) -> Texts<'a> {
+        Texts::new(docs.iter().map(|d| (d.path(db).as_str(), d.text(db).as_str())).collect())
+    }
+
+    fn get(&self, i: u32) -> Option<(&'a str, &'a str)> {
+        self.files.get(i as usize).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The 1-based line and column of a byte offset in file `i`.
+    fn line_col(&self, i: u32, offset: usize) -> (usize, usize) {
+        let Some((_, text)) = self.get(i) else { return (1, 1) };
+        self.lines[i as usize].get_or_init(|| LineIndex::new(text)).line_col(text, offset)
+    }
+
+    /// `path:line:column` of a policy location.
+    pub fn position(&self, loc: Loc) -> Option<(String, usize, usize)> {
+        let (path, _) = self.get(loc.file)?;
+        let (line, column) = self.line_col(loc.file, loc.span.start);
+        Some((path.to_string(), line, column))
+    }
 }
 
 /// `path:line:column` of a policy location.
@@ -104,6 +156,12 @@ pub fn human(
     findings: &[Finding],
     verbose: bool,
 ) -> String {
+    let shown: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
+    human_of(&Texts::policy(db, set), &Texts::sources(db, docs), &shown, findings, verbose)
+}
+
+/// [`human`] on texts read outside the database.
+pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: &[Finding], verbose: bool) -> String {
     let mut out = String::new();
     for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
@@ -114,20 +172,19 @@ pub fn human(
                 miette::Severity::Warning
             });
         if let Some(loc) = f.policy
-            && let Some((p, l, c)) = policy_position(db, set, loc)
+            && let Some((p, l, c)) = policy.position(loc)
         {
             diag = diag.with_help(format!("rule `{}` is declared at {p}:{l}:{c}", f.rule));
         }
-        match f.location.and_then(|(d, s)| docs.get(d as usize).map(|doc| (doc, s))) {
-            Some((doc, span)) => {
-                let text = doc.text(db);
+        match f.location.and_then(|(d, s)| docs.get(d).map(|doc| (d, doc, s))) {
+            Some((d, (path, text), span)) => {
                 diag = diag.with_label(labeled(span, text, Some(f.subject.clone())));
-                for (d, s, label) in &f.labels {
-                    if docs.get(*d as usize) == Some(doc) {
+                for (other, s, label) in &f.labels {
+                    if *other == d {
                         diag = diag.and_label(labeled(*s, text, Some(label.clone())));
                     }
                 }
-                out.push_str(&render(diag, doc.path(db), text));
+                out.push_str(&render(diag, path, text));
             }
             None => {
                 let report = miette::Report::new(diag);
@@ -145,11 +202,16 @@ pub fn human(
             out.push_str(&format!("  {:<14} {} {}{reason}\n", outcome_word(f.outcome), f.rule, f.subject));
         }
     }
+    out.push_str(&summary_line(shown, findings));
+    out
+}
+
+/// The closing line of a report: the files, the count of each outcome, the verdict.
+pub fn summary_line(shown: &[&str], findings: &[Finding]) -> String {
     let s = Summary::of(findings);
-    let files: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    out.push_str(&format!(
+    format!(
         "{}: {} failed, {} unknown, {} passed, {} not applicable ({})\n",
-        files.join(", "),
+        shown.join(", "),
         s.fail,
         s.unknown,
         s.pass,
@@ -159,42 +221,126 @@ pub fn human(
             Outcome::Unknown => "unknown",
             _ => "pass",
         }
-    ));
-    out
+    )
 }
 
-/// The JSON report of one deployment (DESIGN.md, "Command line contract").
+/// The JSON report of one deployment (README.md, `--format json`).
 pub fn json(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Finding]) -> Value {
+    json_of(&Texts::policy(db, set), &Texts::sources(db, docs), findings)
+}
+
+/// [`json`] on texts read outside the database.
+pub fn json_of(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding]) -> Value {
+    serde_json::to_value(report(policy, docs, findings, None)).unwrap_or_default()
+}
+
+/// [`json_of`] written out on one line with a `file` field last, as
+/// `--each --format json` prints it: serialised from the report directly,
+/// without a `serde_json::Value` in between (the same bytes).
+/// `layers` and `now` are the fields `grail check` adds to a report (the
+/// layers of its documents; the time of the check, when the policy reads it).
+pub fn json_line(
+    policy: &Texts<'_>,
+    docs: &Texts<'_>,
+    findings: &[Finding],
+    file: &str,
+    layers: serde_json::Value,
+    now: Option<serde_json::Value>,
+) -> String {
+    let mut report = report(policy, docs, findings, Some(file));
+    report.layers = Some(layers);
+    report.now = now;
+    let mut line = serde_json::to_string(&report).unwrap_or_default();
+    line.push('\n');
+    line
+}
+
+/// The JSON report, field by field in the documented order.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    verdict: &'static str,
+    summary: Counts,
+    findings: Vec<Listed<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layers: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    now: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+struct Counts {
+    pass: usize,
+    fail: usize,
+    unknown: usize,
+    not_applicable: usize,
+}
+
+#[derive(serde::Serialize)]
+struct Listed<'a> {
+    rule: &'a str,
+    outcome: &'static str,
+    subject: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<PolicyAt>,
+}
+
+#[derive(serde::Serialize)]
+struct PolicyAt {
+    file: String,
+    line: usize,
+    column: usize,
+}
+
+fn report<'a>(policy: &Texts<'_>, docs: &Texts<'a>, findings: &'a [Finding], file: Option<&'a str>) -> Report<'a> {
     let s = Summary::of(findings);
-    let listed: Vec<Value> = findings
+    let findings = findings
         .iter()
         .filter(|f| f.outcome != Outcome::Pass)
         .map(|f| {
-            let mut o = json!({
-                "rule": f.rule,
-                "outcome": f.outcome.as_str(),
-                "subject": f.subject,
-                "message": f.message,
+            let mut o = Listed {
+                rule: &f.rule,
+                outcome: f.outcome.as_str(),
+                subject: &f.subject,
+                message: &f.message,
+                file: None,
+                line: None,
+                column: None,
+                policy: None,
+            };
+            let doc = f.location.and_then(|(d, s)| docs.get(d).map(|doc| (d, doc, s)));
+            if let Some((d, (path, _), span)) = doc {
+                let (line, column) = docs.line_col(d, span.start);
+                (o.file, o.line, o.column) = (Some(path), Some(line), Some(column));
+            } else if docs.len() == 1
+                && let Some((only, _)) = docs.get(0)
+            {
+                o.file = Some(only);
+            }
+            o.policy = f.policy.and_then(|loc| policy.position(loc)).map(|(file, line, column)| PolicyAt {
+                file,
+                line,
+                column,
             });
-            let doc = f.location.and_then(|(d, s)| docs.get(d as usize).map(|doc| (doc, s)));
-            if let Some((doc, span)) = doc {
-                let text = doc.text(db);
-                let (line, column) = LineIndex::new(text).line_col(text, span.start);
-                o["file"] = json!(doc.path(db));
-                o["line"] = json!(line);
-                o["column"] = json!(column);
-            } else if let [only] = docs {
-                o["file"] = json!(only.path(db));
-            }
-            if let Some((p, l, c)) = f.policy.and_then(|loc| policy_position(db, set, loc)) {
-                o["policy"] = json!({"file": p, "line": l, "column": c});
-            }
             o
         })
         .collect();
-    json!({
-        "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
-        "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
-        "findings": listed,
-    })
+    Report {
+        verdict: match s.verdict() {
+            Outcome::Fail => "fail",
+            Outcome::Unknown => "unknown",
+            _ => "pass",
+        },
+        summary: Counts { pass: s.pass, fail: s.fail, unknown: s.unknown, not_applicable: s.not_applicable },
+        findings,
+        file,
+    }
 }

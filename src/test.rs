@@ -66,7 +66,7 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
 }
 
 /// The files under `DIR/tests`, by their path relative to `DIR`.
-fn read_fixtures(dir: &Utf8Path) -> Result<Vec<(String, String)>, Fatal> {
+pub fn read_fixtures(dir: &Utf8Path) -> Result<Vec<(String, String)>, Fatal> {
     let mut out = Vec::new();
     let tests = dir.join("tests");
     if tests.is_dir() {

@@ -132,7 +132,8 @@ fn the_readme_requests_are_answered_as_shown() {
             (path.clone(), std::fs::read_to_string(root.join(&path)).expect("the example organisation"))
         })
         .collect();
-    let case = Case { name: "examples/org layers and history".into(), documents };
+    let layers = folder_layers(&root.join("examples/org"), root);
+    let case = Case { name: "examples/org layers and history".into(), documents, layers };
     let decisions = decide_deployment(&db, set, deployment(&db, set, &case)).clone();
     let compiled = cedar_of(&policy, &decisions, &case.name);
     let ask = |principal: Value, action: &str, resource: Value| -> (CedarDecision, Vec<String>) {

@@ -64,8 +64,8 @@ fn a_missing_file_cannot_be_checked() {
 }
 
 #[test]
-fn a_folder_cannot_be_checked() {
-    insta::assert_snapshot!(grail(&["check", "examples"]));
+fn a_folder_stands_for_the_documents_in_it() {
+    insta::assert_snapshot!(grail(&["check", "examples/org"]));
 }
 
 #[test]

@@ -56,7 +56,7 @@ fn example_deployment() -> Vec<String> {
     let org = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/org");
     let layers = ["security.yaml", "operator.yaml", "repo.yaml"];
     if layers.iter().all(|f| org.join(f).is_file()) {
-        layers.iter().map(|f| format!("examples/org/{f}")).collect()
+        layers.iter().map(|f| format!("--layer={}=examples/org/{f}", f.trim_end_matches(".yaml"))).collect()
     } else {
         vec!["examples/bindings/good.yaml".into()]
     }

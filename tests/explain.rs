@@ -16,7 +16,8 @@ fn a_loosened_repo_layer_value_is_refused_and_explained() {
         "explain",
         "--class",
         "C2",
-        "tests/inputs/layers/security.yaml",
+        "--layer",
+        "security=tests/inputs/layers/security.yaml",
         "tests/inputs/layers/repo-loosen.yaml",
     ]);
     assert!(out.contains("refused"), "{out}");
@@ -60,7 +61,8 @@ fn an_agent_writable_layer_is_never_why_a_security_rule_passes() {
         "check",
         "--format",
         "json",
-        "tests/inputs/layers/security.yaml",
+        "--layer",
+        "security=tests/inputs/layers/security.yaml",
         "tests/inputs/layers/repo-executor.yaml",
     ]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
@@ -76,15 +78,26 @@ fn an_agent_writable_layer_is_never_why_a_security_rule_passes() {
 
 #[test]
 fn two_documents_of_one_layer_and_an_unknown_layer_are_located_findings() {
-    let twice = grail(&[
+    // Two documents bound to no layer: neither is read, whatever their order.
+    for (a, b) in [("repo-loosen", "repo-twice"), ("repo-twice", "repo-loosen")] {
+        let twice = grail(&[
+            "check",
+            "--layer",
+            "security=tests/inputs/layers/security.yaml",
+            &format!("tests/inputs/layers/{a}.yaml"),
+            &format!("tests/inputs/layers/{b}.yaml"),
+        ]);
+        assert!(twice.contains("layer.order") && twice.contains("repo-twice.yaml:2:"), "{twice}");
+        assert!(twice.contains("repo-loosen.yaml:2:"), "{twice}");
+    }
+    let unknown = grail(&[
         "check",
-        "tests/inputs/layers/security.yaml",
-        "tests/inputs/layers/repo-loosen.yaml",
-        "tests/inputs/layers/repo-twice.yaml",
+        "--layer",
+        "security=tests/inputs/layers/security.yaml",
+        "tests/inputs/layers/unknown-layer.yaml",
     ]);
-    assert!(twice.contains("layer.order") && twice.contains("repo-twice.yaml:3:"), "{twice}");
-    let unknown = grail(&["check", "tests/inputs/layers/security.yaml", "tests/inputs/layers/unknown-layer.yaml"]);
     assert!(unknown.contains("schema.type") && unknown.contains("unknown-layer.yaml:3:8"), "{unknown}");
+    assert!(unknown.contains("layer.claim"), "{unknown}");
 }
 
 #[test]

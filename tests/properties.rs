@@ -5,6 +5,12 @@
 //! - reordering the keys of any mapping changes no verdict: the multiset of
 //!   (rule, outcome, subject) is the same.
 //!
+//! - trust comes from the invocation: in a deployment of a bound `security`
+//!   layer and an unbound lower one, changing or removing the lower
+//!   document's `layer:` key, or swapping the order of the files, never makes
+//!   the verdict more permissive (every outcome but the claim's own, and every
+//!   admission answer, stay the same).
+//!
 //! `PROPTEST_CASES` sets the number of cases (default 64 here).
 
 #[path = "../src/render.rs"]
@@ -14,7 +20,8 @@ mod render;
 #[allow(dead_code)]
 mod sarif;
 
-use grail_engine::db::check_deployment;
+use grail_engine::db::{LayerBinding, check_deployment, decide_deployment};
+use grail_engine::layers::BoundBy;
 use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -177,6 +184,49 @@ fn verdicts(path: &str, text: &str) -> Vec<(String, Outcome, String)> {
     v
 }
 
+/// A `layer:` claim: absent, a layer, one the policy does not declare, or not a string.
+fn claim() -> impl Strategy<Value = Option<Value>> {
+    proptest::option::of(prop_oneof![
+        pick(&["security", "operator", "repo", "vendor", "Security"]),
+        Just(json!(1)),
+        Just(json!(["security"])),
+    ])
+}
+
+fn with_claim(b: &Value, claim: &Option<Value>) -> String {
+    let mut b = b.clone();
+    if let (Value::Object(m), Some(c)) = (&mut b, claim) {
+        m.insert("layer".into(), c.clone());
+    }
+    serde_json::to_string_pretty(&b).expect("JSON")
+}
+
+/// What a deployment of `security` (bound by the flag) and `lower` (unbound)
+/// decides: every outcome but the claim's, and the admission answers allowed.
+fn layered(security: &str, lower: &str, lower_first: bool) -> (Vec<(String, Outcome, String)>, Vec<String>) {
+    let db = Database::default();
+    let set = shipped(&db);
+    let top = SourceText::new(&db, "security.json".into(), security.into(), None);
+    let low = SourceText::new(&db, "lower.json".into(), lower.into(), None);
+    let docs = if lower_first { vec![low, top] } else { vec![top, low] };
+    let bindings = vec![LayerBinding { document: top, layer: "security".into(), by: BoundBy::Flag }];
+    let deployment = Deployment::builder(docs, Vec::new()).bindings(bindings).new(&db);
+    let mut v: Vec<_> = check_deployment(&db, set, deployment)
+        .findings
+        .iter()
+        .filter(|f| f.rule != "layer.claim" && !(f.subject == "layer" && f.rule.starts_with("schema.")))
+        .map(|f| (f.rule.clone(), f.outcome, f.subject.clone()))
+        .collect();
+    v.sort();
+    let mut allowed: Vec<String> = decide_deployment(&db, set, deployment)
+        .iter()
+        .filter(|d| d.allowed)
+        .map(|d| format!("{} {:?}", d.question, d.attributes))
+        .collect();
+    allowed.sort();
+    (v, allowed)
+}
+
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64);
     ProptestConfig { cases, ..ProptestConfig::default() }
@@ -199,6 +249,20 @@ proptest! {
         let mut seed = seed | 1;
         let reordered = verdicts(path, &serde_json::to_string_pretty(&shuffled(&b, &mut seed)).expect("JSON"));
         prop_assert_eq!(original, reordered);
+    }
+
+    #[test]
+    fn a_layer_claim_or_the_file_order_never_grants_trust(
+        top in binding(),
+        lower in binding(),
+        before in claim(),
+        after in claim(),
+        swap in any::<bool>(),
+    ) {
+        let top = serde_json::to_string_pretty(&top).expect("JSON");
+        let original = layered(&top, &with_claim(&lower, &before), false);
+        let changed = layered(&top, &with_claim(&lower, &after), swap);
+        prop_assert_eq!(original, changed);
     }
 }
 

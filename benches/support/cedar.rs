@@ -13,10 +13,11 @@ use std::str::FromStr;
 use cedar_policy::{
     Context, Entities, EntityUid, PolicySet as CedarPolicies, Request, Response, Schema, ValidationMode, Validator,
 };
-use grail_engine::db::{AttachedFile, compile_policy, document_references};
+use grail_engine::db::{AttachedFile, LayerBinding, compile_policy, document_references};
 use grail_engine::emit::cedar::{self, Cedar, PRINCIPAL_TYPE, RESOURCE_TYPE};
 use grail_engine::explain::subject_mentions;
 use grail_engine::hir::{Policy, QuestionDef};
+use grail_engine::layers::BoundBy;
 use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText};
 use grail_lang::ast::RequestSide;
@@ -31,6 +32,20 @@ pub const POPULATION: u64 = 1200;
 pub struct Case {
     pub name: String,
     pub documents: Vec<(String, String)>,
+    /// Layer bindings, as `--layer NAME=FILE` gives them: (layer, path of a document).
+    pub layers: Vec<(String, String)>,
+}
+
+/// The bindings of a folder's `layers.bind` (`NAME=FILE` per line, as a fixture folder writes them).
+pub fn folder_layers(dir: &Path, root: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("layers.bind")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split('#').next()?.trim().split_once('='))
+        .map(|(layer, file)| {
+            let path = dir.join(file.trim());
+            (layer.trim().to_string(), path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned())
+        })
+        .collect()
 }
 
 pub fn shipped(db: &Database) -> PolicySet {
@@ -75,7 +90,7 @@ pub fn example_cases() -> Vec<Case> {
         if dir.ends_with("bindings") {
             for f in sorted_entries(&dir).into_iter().filter(|p| p.is_file() && is_document(p)) {
                 let doc = read(&f);
-                cases.push(Case { name: doc.0.clone(), documents: vec![doc] });
+                cases.push(Case { name: doc.0.clone(), documents: vec![doc], layers: Vec::new() });
             }
             continue;
         }
@@ -91,7 +106,12 @@ pub fn example_cases() -> Vec<Case> {
         let documents: Vec<(String, String)> =
             files.iter().filter(|f| !attached.contains(f)).map(|f| read(f)).collect();
         if !documents.is_empty() {
-            cases.push(Case { name: format!("{}/", dir.strip_prefix(root).unwrap_or(&dir).display()), documents });
+            let layers = folder_layers(&dir, root);
+            cases.push(Case {
+                name: format!("{}/", dir.strip_prefix(root).unwrap_or(&dir).display()),
+                documents,
+                layers,
+            });
         }
     }
     assert!(cases.len() >= 5, "the examples were not found: {}", cases.len());
@@ -113,7 +133,15 @@ pub fn deployment(db: &Database, set: PolicySet, case: &Case) -> Deployment {
             attached.push(AttachedFile { from: *d, path: path.clone(), read });
         }
     }
-    Deployment::new(db, docs, attached)
+    let bindings = case
+        .layers
+        .iter()
+        .filter_map(|(layer, path)| {
+            let document = *docs.iter().find(|d| d.path(db) == path)?;
+            Some(LayerBinding { document, layer: layer.clone(), by: BoundBy::Flag })
+        })
+        .collect();
+    Deployment::builder(docs, attached).bindings(bindings).new(db)
 }
 
 // ------------------------------------------------------------------ generator
@@ -362,7 +390,7 @@ pub fn generated(seed: u64) -> Case {
     if r.chance(60) {
         documents.push((format!("generated/{seed}-history.json"), history(r).to_string()));
     }
-    Case { name: format!("generated binding {seed}"), documents }
+    Case { name: format!("generated binding {seed}"), documents, layers: Vec::new() }
 }
 
 // ------------------------------------------------------------------ requests

@@ -12,7 +12,7 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::document::{self, Format, Limits, Node, NodeKind, SyntaxError};
 use crate::eval::{Roots, evaluate_rule};
 use crate::hir::*;
-use crate::layers::{Layering, merge};
+use crate::layers::{Bound, Candidate, DocLayer, Layering, assign, merge};
 use crate::value::Val;
 
 /// One document of a deployment.
@@ -57,18 +57,29 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
 /// Every outcome for a deployment. Document `i` of the findings is input `i`;
 /// attachments have the indices their [`Attachment::read`] gives.
 pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Vec<Finding> {
-    run(policy, inputs, attachments, false, None).findings
+    run(policy, inputs, attachments, &[], false, None).findings
 }
 
-/// [`check`] at a time of the check: `now`, in nanoseconds since the epoch,
-/// is what `now()` reads (without it, `now()` is missing evidence).
-pub fn check_at(
+/// [`check`] with what the caller gives: its layer bindings, and the time of
+/// the check, in nanoseconds since the epoch, that `now()` reads (without
+/// it, `now()` is missing evidence).
+pub fn check_with(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
+    bindings: &[Bound],
     now: Option<i128>,
 ) -> Vec<Finding> {
-    run(policy, inputs, attachments, false, now).findings
+    run(policy, inputs, attachments, bindings, false, now).findings
+}
+
+/// The kind of a document and the layers a binding of it may name, for the
+/// caller to check a `--layer NAME=FILE` before running: `None` when the
+/// document has no kind (it is unreadable, or of no kind the policy declares).
+pub fn kind_layers<'p>(policy: &'p Policy, input: &Input<'_>) -> Option<(&'p str, Option<&'p [String]>)> {
+    let (kind, _) = parse(policy, 0, input).ok().flatten()?;
+    let layers = policy.layers.iter().find(|l| l.document == kind).map(|l| l.layers.as_slice());
+    Some((policy.documents[kind as usize].name.as_str(), layers))
 }
 
 /// What checking a deployment established.
@@ -78,58 +89,87 @@ pub struct Run {
     pub single: Vec<Option<Val>>,
     /// Per document kind, every document of that kind, and its name.
     pub all: Vec<Vec<(String, Val)>>,
-    /// The layer of each input of a layered kind.
-    pub layers: Vec<(u32, String)>,
-    /// The time of the check the rules read (see [`check_at`]).
+    /// The layer of each input of a layered kind that was read, and how it was bound.
+    pub layers: Vec<DocLayer>,
+    /// The time of the check the rules read (see [`check_with`]).
     pub now: Option<i128>,
 }
 
-/// Checks a deployment at a time of the check (see [`check_at`]); with
-/// `trace`, every rule finding carries its derivation.
+/// Checks a deployment; with `trace`, every rule finding carries its derivation.
+/// `bindings` bind inputs to layers of their kind (nothing in a document
+/// does); `now` is the time of the check (see [`check_with`]).
 pub fn run(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
+    bindings: &[Bound],
     trace: bool,
     now: Option<i128>,
 ) -> Run {
     let mut findings = Vec::new();
-    let mut layer_names = Vec::new();
     let kinds = policy.documents.len();
-    // Per kind: (input index, layer, conformed root).
-    let mut by_kind: Vec<Vec<(usize, usize, Val)>> = vec![Vec::new(); kinds];
     let mut markdown_inputs = false;
+    // Every input with a kind: (input index, kind, tree).
+    let mut parsed: Vec<(usize, DocKindId, Cow<'_, Node>)> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         markdown_inputs |= is_markdown(input.path);
-        let (kind, node) = match parse(policy, i as u32, input) {
-            Ok(Some(parsed)) => {
+        match parse(policy, i as u32, input) {
+            Ok(Some(p)) => {
                 // The record was found after its one marker: the marker rule passes.
-                if let SelectorDef::Markdown { rule, .. } = &policy.documents[parsed.0 as usize].selector {
+                if let SelectorDef::Markdown { rule, .. } = &policy.documents[p.0 as usize].selector {
                     findings.push(Finding {
                         rule: rule.rule.clone(),
                         outcome: Outcome::Pass,
                         subject: input.path.to_string(),
                         message: String::new(),
-                        location: Some((i as u32, parsed.1.span)),
+                        location: Some((i as u32, p.1.span)),
                         policy: Some(rule.loc),
                         labels: Vec::new(),
                         bound: Vec::new(),
                         trace: Vec::new(),
                     });
                 }
-                parsed
+                parsed.push((i, p.0, p.1));
             }
-            Ok(None) => continue,
-            Err(f) => {
-                findings.push(*f);
-                continue;
-            }
-        };
-        let layering = policy.layers.iter().find(|l| l.document == kind);
-        let layer = layering.map_or(0, |l| layer_of(l, &node));
-        if let Some(l) = layering {
-            layer_names.push((i as u32, l.layers.get(layer).cloned().unwrap_or_default()));
+            Ok(None) => {}
+            Err(f) => findings.push(*f),
         }
+    }
+    let names = |i: usize| inputs.get(i).map(|x| x.path.to_string()).unwrap_or_default();
+
+    // The layer of every document of a layered kind, from the bindings alone;
+    // `None` for a document that is not read (an `order` finding says why).
+    let mut layer_of: Vec<Option<(usize, crate::layers::BoundBy)>> = vec![None; parsed.len()];
+    let mut layer_names = Vec::new();
+    for l in &policy.layers {
+        let members: Vec<usize> = (0..parsed.len()).filter(|&p| parsed[p].1 == l.document).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let candidates: Vec<Candidate<'_>> =
+            members.iter().map(|&p| Candidate { input: parsed[p].0, node: &parsed[p].2 }).collect();
+        let layering = Layering { policy, layers: l, names: &names };
+        let (assigned, layer_findings) = assign(&layering, &candidates, bindings);
+        findings.extend(layer_findings);
+        for (&p, a) in members.iter().zip(assigned) {
+            layer_of[p] = a;
+            if let Some((layer, by)) = a {
+                layer_names.push(DocLayer {
+                    doc: parsed[p].0 as u32,
+                    kind: policy.documents[l.document as usize].name.clone(),
+                    layer: l.layers[layer].clone(),
+                    by,
+                });
+            }
+        }
+    }
+
+    // Per kind: (input index, layer, conformed root).
+    let mut by_kind: Vec<Vec<(usize, usize, Val)>> = vec![Vec::new(); kinds];
+    for (p, (i, kind, node)) in parsed.iter().enumerate() {
+        let i = *i;
+        let layering = policy.layers.iter().find(|l| l.document == *kind);
+        let layer = layer_of[p].map_or(0, |(x, _)| x);
         let none = Checks::default();
         // Below the most trusted layer, an unknown key is the layer's finding.
         let overrides = match layering {
@@ -142,22 +182,26 @@ pub fn run(
         };
         let resolve = |path: &str| resolve(attachments, i, path);
         let (root, structural) =
-            conform(policy, kind, i as u32, &node, &Env { overrides: &overrides, resolve: &resolve });
+            conform(policy, *kind, i as u32, node, &Env { overrides: &overrides, resolve: &resolve });
         findings.extend(structural);
-        by_kind[kind as usize].push((i, layer, root));
+        // A document of a layered kind that has no layer is not read.
+        if layering.is_some() && layer_of[p].is_none() {
+            continue;
+        }
+        by_kind[*kind as usize].push((i, layer, root));
     }
 
     // One root per layered kind, merged by trust; every kind keeps its documents.
     let mut single: Vec<Option<Val>> = vec![None; kinds];
     let mut all: Vec<Vec<(String, Val)>> = vec![Vec::new(); kinds];
     for (kind, docs) in by_kind.into_iter().enumerate() {
-        if docs.is_empty() {
+        let layered = policy.layers.iter().find(|l| l.document as usize == kind);
+        if docs.is_empty() && !(layered.is_some() && parsed.iter().any(|(_, k, _)| *k as usize == kind)) {
             continue;
         }
-        let names = |i: usize| inputs.get(i).map(|x| x.path.to_string()).unwrap_or_default();
-        match policy.layers.iter().find(|l| l.document as usize == kind) {
+        match layered {
             Some(l) => {
-                // The defaults, as if the most trusted document present said nothing.
+                // The defaults stand in for the most trusted layer, as if it said nothing.
                 let top = docs.iter().min_by_key(|(_, layer, _)| *layer).map_or(0, |(i, _, _)| *i as u32);
                 let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
                 let never = |_: &str| Resolved::Refused("not read".into());
@@ -207,7 +251,7 @@ pub fn run(
         });
     }
 
-    let roots = Roots { single: &single, all: &all, now };
+    let roots = Roots { single: &single, all: &all, layers: &layer_names, now };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
@@ -314,20 +358,6 @@ fn shift(node: &mut Node, by: usize) {
             }
         }
         _ => {}
-    }
-}
-
-/// The layer a document names, by its raw key: the default layer when it
-/// names none, the least trusted when it names one that is not declared (the
-/// schema reports the bad value).
-fn layer_of(layers: &LayersDef, node: &Node) -> usize {
-    let NodeKind::Map(entries) = &node.kind else { return layers.default };
-    match entries.iter().find(|e| e.key == layers.key).map(|e| &e.value.kind) {
-        None => layers.default,
-        Some(NodeKind::Str(name)) => {
-            layers.layers.iter().position(|l| l == name).unwrap_or(layers.layers.len().saturating_sub(1))
-        }
-        Some(_) => layers.layers.len().saturating_sub(1),
     }
 }
 

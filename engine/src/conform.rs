@@ -286,6 +286,8 @@ fn describe(node: &Node) -> String {
             format!("`{f:.0}`, which is beyond the integer range (±9223372036854775807)")
         }
         NodeKind::Float(f) if f.abs() >= 1e16 => format!("the number `{f:e}`"),
+        // `1.0` is read as a number: say it as written, not as `1`.
+        NodeKind::Float(f) if f.fract() == 0.0 => format!("the number `{f:.1}`"),
         NodeKind::Float(f) => format!("the number `{f}`"),
         NodeKind::Str(s) => format!("the string `{s}`"),
         NodeKind::List(_) => "a list".into(),
@@ -327,6 +329,9 @@ impl Cx<'_, '_> {
     fn type_error(&mut self, node: &Node, ty: &Ty, path: &str) -> Val {
         let want = self.ty_name(ty);
         let mut message = format!("`{path}` must be {want}, found {}", describe(node));
+        if let (Ty::Str, NodeKind::Int(_) | NodeKind::Float(_) | NodeKind::Bool(_)) = (ty, &node.kind) {
+            message.push_str("; quote it to write a string");
+        }
         if let (Ty::Enum(e), NodeKind::Str(s)) = (ty, &node.kind) {
             let d = &self.policy.enums[*e as usize];
             if let Some(near) = did_you_mean(s, d.variants.iter().map(String::as_str)) {

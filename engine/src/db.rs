@@ -11,6 +11,7 @@ use crate::diagnostic::{Finding, PolicyDiagnostic, Severity};
 use crate::document::{self, Format, Limits, Node, SyntaxError};
 use crate::explain::Explanation;
 use crate::hir::{Loc, Policy};
+use crate::layers::Bound;
 use crate::lower::lower;
 use crate::question::Decision;
 
@@ -100,8 +101,9 @@ pub struct PolicySet {
     pub files: Vec<SourceText>,
 }
 
-/// The documents checked together as one deployment, and the files their
-/// `ref` fields name, as the caller read them.
+/// The documents checked together as one deployment, the files their
+/// `ref` fields name, as the caller read them, and the layers the caller
+/// bound documents to (`Deployment::builder(..).bindings(..)`; none by default).
 #[salsa::input(debug)]
 pub struct Deployment {
     #[returns(ref)]
@@ -114,6 +116,18 @@ pub struct Deployment {
     #[default]
     #[returns(copy)]
     pub now: Option<i128>,
+    #[default]
+    #[returns(ref)]
+    pub bindings: Vec<LayerBinding>,
+}
+
+/// A document of the deployment bound to a layer of its kind by the caller
+/// (a `--layer NAME=FILE` flag, or the workspace file).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LayerBinding {
+    pub document: SourceText,
+    pub layer: String,
+    pub by: crate::layers::BoundBy,
 }
 
 /// A file a document's `ref` field names: read, or refused with the reason.
@@ -181,9 +195,14 @@ pub fn document_format(path: &str, text: &str) -> Format {
 
 #[salsa::tracked(returns(ref))]
 pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, SyntaxError> {
-    let text = doc.text(db);
+    load_text(doc.path(db), doc.text(db), doc.read_error(db))
+}
+
+/// What [`load_document`] gives for a file's path, text and read error,
+/// outside any database.
+pub fn load_text(path: &str, text: &str, read_error: Option<ReadError>) -> Result<Node, SyntaxError> {
     let at_start = grail_lang::ast::Span::new(0, 0);
-    match doc.read_error(db) {
+    match read_error {
         None => {}
         Some(ReadError::InvalidUtf8 { at }) => {
             // The span covers the replacement character that stands for the bad bytes.
@@ -211,7 +230,50 @@ pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, 
             });
         }
     }
-    document::load(text, document_format(doc.path(db), text), &Limits::default())
+    document::load(text, document_format(path, text), &Limits::default())
+}
+
+/// A file read outside any database: what a [`SourceText`] holds. Checking
+/// many documents as a stream (`grail check --each`) keeps them out of the
+/// database, which would keep every one to the end of the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub path: String,
+    pub text: String,
+    pub read_error: Option<ReadError>,
+}
+
+impl Source {
+    /// As [`SourceText::from_bytes`].
+    pub fn from_bytes(path: String, bytes: Vec<u8>) -> Source {
+        let (text, read_error) = decode(bytes);
+        Source { path, text, read_error }
+    }
+
+    /// As [`SourceText::too_large`].
+    pub fn too_large(path: String, limit: u64, size: Option<u64>) -> Source {
+        Source { path, text: String::new(), read_error: Some(ReadError::TooLarge { limit, size }) }
+    }
+
+    /// The source as a database input.
+    pub fn into_input(self, db: &dyn salsa::Database) -> SourceText {
+        SourceText::new(db, self.path, self.text, self.read_error)
+    }
+
+    /// The tree the checker reads, as the queries load it: `None` for a
+    /// Markdown file, which the checker reads itself.
+    pub fn load(&self) -> Option<Result<Node, SyntaxError>> {
+        if check::is_markdown(&self.path) && self.read_error.is_none() {
+            None
+        } else {
+            Some(load_text(&self.path, &self.text, self.read_error))
+        }
+    }
+
+    /// The checker's input for this source and its [`Source::load`]ed tree.
+    pub fn input<'a>(&'a self, loaded: &'a Option<Result<Node, SyntaxError>>) -> check::Input<'a> {
+        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref() }
+    }
 }
 
 fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db> {
@@ -249,14 +311,23 @@ pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText)
 pub struct Report {
     pub documents: Vec<SourceText>,
     pub findings: Vec<Finding>,
+    /// The layer each document of a layered kind was checked as, and how it was bound.
+    pub layers: Vec<crate::layers::DocLayer>,
 }
 
 /// The inputs and attachments of a deployment, as the checker takes them.
-fn assemble<'db>(
-    db: &'db dyn salsa::Database,
-    deployment: Deployment,
-) -> (Vec<SourceText>, Vec<check::Input<'db>>, Vec<check::Attachment<'db>>) {
+type Assembled<'db> = (Vec<SourceText>, Vec<check::Input<'db>>, Vec<check::Attachment<'db>>, Vec<Bound>);
+
+fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assembled<'db> {
     let mut documents = deployment.documents(db).clone();
+    let bindings: Vec<Bound> = deployment
+        .bindings(db)
+        .iter()
+        .filter_map(|b| {
+            let input = documents.iter().position(|d| *d == b.document)?;
+            Some(Bound { input, layer: b.layer.clone(), by: b.by })
+        })
+        .collect();
     let inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
     let mut attached = Vec::new();
     let mut extra = Vec::new();
@@ -278,18 +349,29 @@ fn assemble<'db>(
         attached.push(check::Attachment { from, path: &a.path, read });
     }
     documents.extend(extra);
-    (documents, inputs, attached)
+    (documents, inputs, attached, bindings)
 }
 
 #[salsa::tracked(returns(ref))]
 pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
     let compiled = compile_policy(db, set);
-    let (documents, inputs, attached) = assemble(db, deployment);
+    let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
-        return Report { documents, findings: Vec::new() };
+        return Report { documents, findings: Vec::new(), layers: Vec::new() };
     }
-    let findings = check::check_at(&compiled.policy, &inputs, &attached, deployment.now(db));
-    Report { documents, findings }
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
+    Report { documents, findings: run.findings, layers: run.layers }
+}
+
+/// A deployment checked, with the documents rules read (typed values) and
+/// every finding: what `grail graph` draws. Empty when the policy does not compile.
+pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Option<check::Run> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    let (_, inputs, attached, bindings) = assemble(db, deployment);
+    Some(check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db)))
 }
 
 /// The answers of the policy's admission questions for a deployment.
@@ -299,8 +381,8 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
     if compiled.has_errors() {
         return Vec::new();
     }
-    let (_, inputs, attached) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, false, deployment.now(db));
+    let (_, inputs, attached, bindings) = assemble(db, deployment);
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -314,11 +396,12 @@ pub struct Explained {
 #[salsa::tracked(returns(ref))]
 pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Explained {
     let compiled = compile_policy(db, set);
-    let (documents, inputs, attached) = assemble(db, deployment);
+    let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation = crate::explain::explain(&compiled.policy, &inputs, &attached, deployment.now(db));
+    let explanation =
+        crate::explain::explain_with(&compiled.policy, &inputs, &attached, &bindings, deployment.now(db));
     Explained { documents, explanation }
 }
 
@@ -360,4 +443,19 @@ impl Database {
         })));
         (Database { storage }, log)
     }
+}
+
+/// The kind of a document of a deployment and the layers a `--layer` binding
+/// of it may name (see [`check::kind_layers`]); `None` when it has no kind.
+pub fn document_layers(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    doc: SourceText,
+) -> Option<(String, Option<Vec<String>>)> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    let (kind, layers) = check::kind_layers(&compiled.policy, &input(db, doc))?;
+    Some((kind.to_string(), layers.map(<[String]>::to_vec)))
 }

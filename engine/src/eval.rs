@@ -17,6 +17,8 @@ pub struct Roots<'a> {
     pub single: &'a [Option<Val>],
     /// Per document kind, every document of that kind, and its name.
     pub all: &'a [Vec<(String, Val)>],
+    /// The layer each document of a layered kind was checked as.
+    pub layers: &'a [crate::layers::DocLayer],
     /// The time of the check, in nanoseconds since the epoch, as the caller
     /// gave it; `now()` is missing evidence without it.
     pub now: Option<i128>,
@@ -72,6 +74,7 @@ pub fn evaluate_rule_within(
             policy,
             single: &single,
             all: roots.all,
+            layers: roots.layers,
             prior,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: trace.then(Vec::new),
@@ -201,7 +204,13 @@ impl Walk<'_, '_> {
                     if let Origin::Missing { what, .. } = &d.origin {
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
                     } else {
-                        self.emit(ev, Outcome::Unknown, format!("cannot be established: `{}` is invalid", domain.text));
+                        // The rule's own names (`model_slots(t)`) mean nothing to
+                        // the document's author: say what is wrong with the document.
+                        let why = match &d.origin {
+                            Origin::Document { .. } => INVALID_READ,
+                            _ => "a collection it goes through could not be established",
+                        };
+                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                     return;
                 };
@@ -317,12 +326,8 @@ impl Walk<'_, '_> {
                 }
                 Truth::Unknown => {
                     self.step(ev, |_| (format!("when {}", guard.text), "unknown".into()));
-                    let what = ev.first_missing(guard).unwrap_or_else(|| guard.text.clone());
-                    self.emit(
-                        ev,
-                        Outcome::Unknown,
-                        format!("cannot tell whether the rule applies: `{what}` is absent or invalid"),
-                    );
+                    let why = ev.first_missing(guard).unwrap_or_else(|| UNESTABLISHED.into());
+                    self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: {why}"));
                     self.pop_step(ev);
                 }
             },
@@ -341,12 +346,8 @@ impl Walk<'_, '_> {
                         self.emit(ev, if *fail { Outcome::Fail } else { Outcome::Unknown }, m);
                     }
                     Truth::Unknown => {
-                        let what = ev.first_missing(check).unwrap_or_else(|| check.text.clone());
-                        self.emit(
-                            ev,
-                            Outcome::Unknown,
-                            format!("cannot be established: `{what}` is absent or invalid"),
-                        );
+                        let why = ev.first_missing(check).unwrap_or_else(|| UNESTABLISHED.into());
+                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                 }
                 if traced {
@@ -382,17 +383,30 @@ impl std::ops::Deref for Bound {
     }
 }
 
-fn missing_what(v: &Val, text: &str) -> String {
+/// Why a value a rule needed is unknown, in the document's terms: a missing
+/// key by its path; a value of the document that is invalid as such (its
+/// type finding says what is wrong); never a name of the rule's own.
+fn missing_what(v: &Val) -> String {
     match &v.origin {
-        Origin::Missing { what, .. } => what.to_string(),
-        _ => text.to_string(),
+        // A file that was not read says which and why.
+        Origin::Missing { what, .. } if what.starts_with('`') => what.to_string(),
+        Origin::Missing { what, .. } => format!("`{what}` is absent"),
+        Origin::Document { .. } => INVALID_READ.into(),
+        _ => UNESTABLISHED.into(),
     }
 }
+
+/// An UNKNOWN's reason when a value the rule reads is invalid in the document.
+const INVALID_READ: &str = "a value it reads is invalid (the type finding at that value says why)";
+/// An UNKNOWN's reason when nothing more precise is known.
+const UNESTABLISHED: &str = "a value it reads could not be established";
 
 pub struct Evaluator<'a> {
     pub policy: &'a Policy,
     pub single: &'a [Option<Val>],
     pub all: &'a [Vec<(String, Val)>],
+    /// The layer each document of a layered kind was checked as (for `bound_to`).
+    pub layers: &'a [crate::layers::DocLayer],
     /// Findings of the rules evaluated before this one.
     pub prior: &'a [Finding],
     pub env: Vec<Val>,
@@ -517,7 +531,8 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Fold { list: b, .. }
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
-            | ExprKind::Reason(b) => vec![b],
+            | ExprKind::Reason(b)
+            | ExprKind::BoundTo(b, _) => vec![b],
             ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
                 vec![a, b]
             }
@@ -557,7 +572,7 @@ impl<'a> Evaluator<'a> {
                 ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..) | ExprKind::Now
             )
         {
-            return Some(missing_what(&v, &e.text));
+            return Some(missing_what(&v));
         }
         None
     }
@@ -894,6 +909,18 @@ impl<'a> Evaluator<'a> {
                     V::Str(s) => Val::bool(re.0.is_match(s)),
                     _ => Val::unknown(),
                 }
+            }
+            ExprKind::BoundTo(x, layer) => {
+                let v = self.eval(x);
+                // Only a value read from a document counts; a default, a literal or a missing value did not come from one.
+                let bound = match &v.origin {
+                    Origin::Document { doc, .. } if !v.is_absent() => self
+                        .layers
+                        .iter()
+                        .any(|l| l.doc == *doc && l.layer == *layer && l.by != crate::layers::BoundBy::Unbound),
+                    _ => false,
+                };
+                Val::bool(bound)
             }
             ExprKind::Reason(x) => {
                 let v = self.eval(x);

@@ -7,6 +7,7 @@ use crate::check::{self, Attachment, Input};
 use crate::diagnostic::{Finding, Outcome, Provenance, Read};
 use crate::eval::provenance;
 use crate::hir::*;
+use crate::layers::{Bound, DocLayer};
 use crate::question::Decision;
 use crate::value::{Origin, Val, ValKind};
 
@@ -17,8 +18,8 @@ pub struct Explanation {
     pub findings: Vec<Finding>,
     /// The effective state, cell by cell.
     pub cells: Vec<Cell>,
-    /// The layer of each layered document: (document index, layer).
-    pub layers: Vec<(u32, String)>,
+    /// The layer of each layered document that was read, and how it was bound.
+    pub layers: Vec<DocLayer>,
     /// The answers of the questions about the documents checked, each with
     /// the values its `allow` read.
     pub answers: Vec<(Decision, Vec<Read>)>,
@@ -52,13 +53,19 @@ pub struct Demotion {
 }
 
 /// Checks a deployment with derivations, and derives the effective state.
-pub fn explain(
+pub fn explain(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Explanation {
+    explain_with(policy, inputs, attachments, &[], None)
+}
+
+/// [`explain`], with the caller's layer bindings and time of the check (see [`check::check_with`]).
+pub fn explain_with(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
+    bindings: &[Bound],
     now: Option<i128>,
 ) -> Explanation {
-    let run = check::run(policy, inputs, attachments, true, now);
+    let run = check::run(policy, inputs, attachments, bindings, true, now);
     let mut cells = Vec::new();
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };

@@ -109,7 +109,8 @@ pub const CHECK_DESCRIPTIONS: [(&str, &str); CHECK_KINDS] = [
     ("empty", "the documents checked hold none of this kind; nothing verified is not a pass"),
     ("loosen", "a lower layer sets a value looser than the effective value of the layers above it"),
     ("untrusted", "a lower layer sets a value that only a more trusted layer may set"),
-    ("order", "two documents name one layer"),
+    ("order", "two documents bound to one layer, one file bound twice, or two documents left unbound"),
+    ("claim", "a document claims another layer than the one the invocation bound it to"),
 ];
 
 impl Policy {
@@ -265,7 +266,8 @@ pub const CHECK_EMPTY: usize = 5;
 pub const CHECK_LOOSEN: usize = 6;
 pub const CHECK_UNTRUSTED: usize = 7;
 pub const CHECK_ORDER: usize = 8;
-pub const CHECK_KINDS: usize = 9;
+pub const CHECK_CLAIM: usize = 9;
+pub const CHECK_KINDS: usize = 10;
 
 /// The rule id of each structural check, where one is declared.
 pub type Checks = [Option<CheckDef>; CHECK_KINDS];
@@ -452,16 +454,19 @@ impl<'de> Deserialize<'de> for Regex {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayersDef {
     pub document: DocKindId,
-    /// The top-level field that names a document's layer.
-    pub key: String,
+    /// The top-level field a document may claim its layer with (`claimed by`);
+    /// a claim must agree with the binding, it never grants a layer.
+    pub claim: Option<String>,
+    /// `standalone`: a lone document of the kind, bound by nothing, is of the
+    /// most trusted layer (the caller vouches for it by naming it alone).
+    pub standalone: bool,
+    /// Most trusted first; the last is the layer of an unbound document.
     pub layers: Vec<String>,
-    /// The layer of a document that does not name one.
-    pub default: usize,
     /// Per field name, the one layer that may set it.
     pub only: Vec<(String, usize)>,
     /// Fields every layer may set freely.
     pub free: Vec<String>,
-    /// Rule ids for findings in lower layers (`unknown_key`, `loosen`, `untrusted`, `order`).
+    /// Rule ids for findings in lower layers (`unknown_key`, `loosen`, `untrusted`, `order`, `claim`).
     pub checks: Checks,
     pub loc: Loc,
 }
@@ -617,6 +622,9 @@ pub enum ExprKind {
     Matches(Box<Expr>, Regex),
     /// Why a value is absent: what is missing, and why a file was not read.
     Reason(Box<Expr>),
+    /// Whether a value was read from a document the invocation bound to a
+    /// layer of that name (by a flag, the workspace file, or standalone).
+    BoundTo(Box<Expr>, String),
     /// Whether no finding of the matching rules failed or is unknown for a subject.
     Holds(Vec<String>, Box<Expr>),
     List(Vec<Expr>),

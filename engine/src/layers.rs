@@ -1,5 +1,5 @@
-//! Layers of trust: documents of one kind, each naming its layer, merged into
-//! one effective document. The most trusted layer sets what it likes; a lower
+//! Layers of trust: documents of one kind, each bound to its layer by the
+//! caller (never by its content), merged into one effective document. The most trusted layer sets what it likes; a lower
 //! layer sets only the fields every layer may set, and otherwise may only
 //! tighten: a value with an order (a `tightest_first` enumeration, a bounded
 //! int or bool) at least as tight as the effective value above it. Everything
@@ -11,6 +11,7 @@ use grail_lang::ast::BoundKind;
 
 use crate::conform::tight_enough;
 use crate::diagnostic::{Finding, Outcome};
+use crate::document::{Node, NodeKind};
 use crate::hir::*;
 use crate::value::{Origin, Val, ValKind};
 
@@ -21,9 +22,265 @@ pub struct Layering<'a> {
     pub names: &'a dyn Fn(usize) -> String,
 }
 
-/// Merges the documents `(input, layer, root)` over `base` (the kind's
-/// defaults). Returns the effective document, the documents in trust order,
-/// and the findings of refused values and misordered layers.
+/// How the caller bound a document to its layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BoundBy {
+    /// `--layer NAME=FILE` on the command line.
+    Flag,
+    /// The workspace file (`grail.toml`).
+    Workspace,
+    /// A lone document of a `standalone` kind, bound by nothing: the caller
+    /// vouches for it by naming it alone (the most trusted layer).
+    Standalone,
+    /// Bound by nothing, among several documents of its kind: the least trusted layer.
+    Unbound,
+}
+
+impl BoundBy {
+    /// How a report says it: "bound by `--layer`", "unbound, so the lowest layer".
+    pub fn describe(self) -> &'static str {
+        match self {
+            BoundBy::Flag => "bound by `--layer`",
+            BoundBy::Workspace => "bound by the workspace file",
+            BoundBy::Standalone => "standalone: named alone, the caller vouches for it",
+            BoundBy::Unbound => "unbound, so the lowest layer",
+        }
+    }
+
+    /// A stable word for machine-readable output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoundBy::Flag => "flag",
+            BoundBy::Workspace => "workspace",
+            BoundBy::Standalone => "standalone",
+            BoundBy::Unbound => "unbound",
+        }
+    }
+}
+
+/// A binding the caller gives: input `input` is of layer `layer` of its kind.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Bound {
+    pub input: usize,
+    pub layer: String,
+    pub by: BoundBy,
+}
+
+/// The layer a document of a layered kind was checked as.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DocLayer {
+    pub doc: u32,
+    /// The document kind's name.
+    pub kind: String,
+    pub layer: String,
+    pub by: BoundBy,
+}
+
+/// One document of a layered kind before its layer is known: its input,
+/// and the raw tree (for its claim).
+pub struct Candidate<'n> {
+    pub input: usize,
+    pub node: &'n Node,
+}
+
+/// Which documents of a layered kind are read, and as which layer: the
+/// caller's bindings decide, never the documents. Returns, per candidate, its
+/// layer and how it was bound (`None`: not read, an `order` finding says
+/// why), and the `order` and `claim` findings.
+pub fn assign(
+    l: &Layering<'_>,
+    candidates: &[Candidate<'_>],
+    bindings: &[Bound],
+) -> (Vec<Option<(usize, BoundBy)>>, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let lowest = l.layers.layers.len().saturating_sub(1);
+    let order = |findings: &mut Vec<Finding>, input: usize, node: &Node, message: String| {
+        // At the document's first key: the whole document would hide the message.
+        let at = match &node.kind {
+            NodeKind::Map(entries) if !entries.is_empty() => entries[0].key_span,
+            _ => node.span,
+        };
+        findings.push(Finding {
+            rule: check_rule(l, CHECK_ORDER),
+            outcome: Outcome::Fail,
+            subject: (l.names)(input),
+            message,
+            location: Some((input as u32, at)),
+            policy: l.layers.checks[CHECK_ORDER].as_ref().map(|c| c.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
+    };
+    let kind = &l.policy.documents[l.layers.document as usize].name;
+    let mut out: Vec<Option<(usize, BoundBy)>> = vec![None; candidates.len()];
+    let mut unbound = Vec::new();
+    for (c, cand) in candidates.iter().enumerate() {
+        let mine: Vec<&Bound> = bindings.iter().filter(|b| b.input == cand.input).collect();
+        match mine.as_slice() {
+            [] => unbound.push(c),
+            [b] => match l.layers.layers.iter().position(|x| *x == b.layer) {
+                Some(i) => out[c] = Some((i, b.by)),
+                None => order(
+                    &mut findings,
+                    cand.input,
+                    cand.node,
+                    format!(
+                        "`{}` is bound to `{}`, which is not a layer of `{kind}` (its layers: {}); it is not read",
+                        (l.names)(cand.input),
+                        b.layer,
+                        l.layers.layers.join(", ")
+                    ),
+                ),
+            },
+            many => {
+                let names: Vec<String> = many.iter().map(|b| format!("`{}`", b.layer)).collect();
+                order(
+                    &mut findings,
+                    cand.input,
+                    cand.node,
+                    format!(
+                        "`{}` is bound {} times ({}); a file is of one layer, so it is not read",
+                        (l.names)(cand.input),
+                        many.len(),
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    match unbound.as_slice() {
+        [] => {}
+        [c] if candidates.len() == 1 && l.layers.standalone => out[*c] = Some((0, BoundBy::Standalone)),
+        [c] => out[*c] = Some((lowest, BoundBy::Unbound)),
+        many => {
+            let names: Vec<String> = many.iter().map(|c| format!("`{}`", (l.names)(candidates[*c].input))).collect();
+            for c in many {
+                let cand = &candidates[*c];
+                order(
+                    &mut findings,
+                    cand.input,
+                    cand.node,
+                    format!(
+                        "{} documents of `{kind}` are bound to no layer ({}); at most one may be (it is the lowest layer, `{}`), so none of them is read; bind each with `--layer NAME=FILE`",
+                        many.len(),
+                        names.join(", "),
+                        l.layers.layers[lowest]
+                    ),
+                );
+            }
+        }
+    }
+    // Two documents of one layer: neither is read, whatever the order they were named in.
+    for layer in 0..l.layers.layers.len() {
+        let here: Vec<usize> = (0..candidates.len()).filter(|c| out[*c].map(|(x, _)| x) == Some(layer)).collect();
+        if here.len() < 2 {
+            continue;
+        }
+        let names: Vec<String> = here.iter().map(|c| format!("`{}`", (l.names)(candidates[*c].input))).collect();
+        for c in &here {
+            let how = out[*c].map(|(_, by)| by.describe()).unwrap_or_default();
+            order(
+                &mut findings,
+                candidates[*c].input,
+                candidates[*c].node,
+                format!(
+                    "layer `{}` of `{kind}` has {} documents ({}); this one is {how}; a layer has one document, so none of them is read",
+                    l.layers.layers[layer],
+                    here.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+        for c in here {
+            out[c] = None;
+        }
+    }
+    if findings.is_empty() {
+        findings.push(Finding {
+            rule: check_rule(l, CHECK_ORDER),
+            outcome: Outcome::Pass,
+            subject: "deployment".into(),
+            message: String::new(),
+            location: candidates.first().map(|c| (c.input as u32, c.node.span)),
+            policy: l.layers.checks[CHECK_ORDER].as_ref().map(|c| c.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
+    }
+    findings.extend(claims(l, candidates, &out));
+    (out, findings)
+}
+
+/// A document's claim of its layer must name the layer it was bound to.
+fn claims(l: &Layering<'_>, candidates: &[Candidate<'_>], layers: &[Option<(usize, BoundBy)>]) -> Vec<Finding> {
+    let Some(key) = &l.layers.claim else { return Vec::new() };
+    let rule = check_rule(l, CHECK_CLAIM);
+    let policy = l.layers.checks[CHECK_CLAIM].as_ref().map(|c| c.loc);
+    let mut out = Vec::new();
+    for (cand, layer) in candidates.iter().zip(layers) {
+        let Some((layer, by)) = layer else { continue };
+        let NodeKind::Map(entries) = &cand.node.kind else { continue };
+        let bound = &l.layers.layers[*layer];
+        // Every spelling of the key counts (a duplicate is still a claim).
+        for e in entries.iter().filter(|e| e.key.eq_ignore_ascii_case(key)) {
+            let claimed = match &e.value.kind {
+                NodeKind::Str(s) => Some(s.as_str()),
+                _ => None,
+            };
+            let (outcome, message) = match claimed {
+                Some(c) if c == bound => (Outcome::Pass, String::new()),
+                Some(c) => (
+                    Outcome::Fail,
+                    format!(
+                        "`{}` claims layer `{c}`, but it is checked as layer `{bound}` ({}); a claim is never a grant",
+                        (l.names)(cand.input),
+                        by.describe()
+                    ),
+                ),
+                None => (
+                    Outcome::Fail,
+                    format!(
+                        "`{}` claims its layer with a value that is not a layer name; it is checked as layer `{bound}` ({})",
+                        (l.names)(cand.input),
+                        by.describe()
+                    ),
+                ),
+            };
+            out.push(Finding {
+                rule: rule.clone(),
+                outcome,
+                subject: (l.names)(cand.input),
+                message,
+                location: Some((cand.input as u32, e.value.span)),
+                policy,
+                labels: Vec::new(),
+                bound: Vec::new(),
+                trace: Vec::new(),
+            });
+        }
+    }
+    if out.is_empty() {
+        out.push(Finding {
+            rule,
+            outcome: Outcome::NotApplicable,
+            subject: "deployment".into(),
+            message: format!("no document claims a layer with `{key}`"),
+            location: None,
+            policy,
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
+    }
+    out
+}
+
+/// Merges the documents `(input, layer, root)`, one per layer, over `base`
+/// (the kind's defaults, standing in for the most trusted layer when no
+/// document is bound to it). Returns the effective document, the documents
+/// in trust order, and the findings of refused values.
 pub fn merge(
     l: &Layering<'_>,
     base: Val,
@@ -33,31 +290,9 @@ pub fn merge(
     let mut m = Merger { l, findings: Vec::new(), layer_of_doc: Vec::new(), layer: 0 };
     let record = l.policy.documents[l.layers.document as usize].record;
     let mut merged = base;
-    let mut seen: Vec<(usize, usize)> = Vec::new();
     let mut ordered = Vec::new();
     for (input, layer, root) in docs {
         m.layer_of_doc.push((input as u32, layer));
-        if let Some((first, _)) = seen.iter().find(|(_, x)| *x == layer) {
-            let name = &l.layers.layers[layer];
-            let at = key_span(l, &root).or_else(|| root.origin.document_span());
-            m.findings.push(Finding {
-                rule: check_rule(l, CHECK_ORDER),
-                outcome: Outcome::Fail,
-                subject: (l.names)(input),
-                message: format!(
-                    "layer `{name}` is named by two documents, `{}` and `{}`; the second is not read",
-                    (l.names)(*first),
-                    (l.names)(input)
-                ),
-                location: at,
-                policy: l.layers.checks[CHECK_ORDER].as_ref().map(|c| c.loc),
-                labels: Vec::new(),
-                bound: Vec::new(),
-                trace: Vec::new(),
-            });
-            continue;
-        }
-        seen.push((input, layer));
         m.layer = layer;
         let refused_before = m.refusals(CHECK_UNTRUSTED);
         merged = m.top(&merged, &root, record);
@@ -68,9 +303,6 @@ pub fn merge(
     }
     // Every layer rule has an outcome: its failures, its passes, or why it did not apply.
     let first = ordered.first().map(|(_, v)| v.clone()).unwrap_or_else(Val::unknown);
-    if m.refusals(CHECK_ORDER) == 0 {
-        m.outcome(CHECK_ORDER, Outcome::Pass, "deployment", &first, String::new());
-    }
     let lower = m.layer_of_doc.iter().any(|(_, layer)| *layer > 0);
     for check in [CHECK_LOOSEN, CHECK_UNTRUSTED] {
         let rule = check_rule(l, check);
@@ -88,13 +320,6 @@ pub fn merge(
 
 fn check_rule(l: &Layering<'_>, check: usize) -> String {
     l.layers.checks[check].as_ref().map(|c| c.rule.clone()).unwrap_or_else(|| "layer".into())
-}
-
-/// Where a document names its layer.
-fn key_span(l: &Layering<'_>, root: &Val) -> Option<(u32, grail_lang::ast::Span)> {
-    let record = &l.policy.records[l.policy.documents[l.layers.document as usize].record as usize];
-    let ValKind::Record(_, fields) = &root.kind else { return None };
-    fields.get(record.field(&l.layers.key)?)?.origin.document_span()
 }
 
 struct Merger<'a, 'b> {
@@ -178,7 +403,9 @@ impl Merger<'_, '_> {
         let mut out: Vec<Val> = bf.to_vec();
         for (i, field) in def.fields.iter().enumerate() {
             let (Some(b), Some(o)) = (bf.get(i), of.get(i)) else { continue };
-            if !matches!(o.origin, Origin::Document { .. }) || field.name == self.l.layers.key {
+            if !matches!(o.origin, Origin::Document { .. })
+                || self.l.layers.claim.as_deref() == Some(field.name.as_str())
+            {
                 continue;
             }
             // The most trusted layer's invalid value stays invalid: rules see it as unknown.

@@ -651,6 +651,7 @@ impl Lowerer {
                 ast::CheckKind::Loosen => CHECK_LOOSEN,
                 ast::CheckKind::Untrusted => CHECK_UNTRUSTED,
                 ast::CheckKind::Order => CHECK_ORDER,
+                ast::CheckKind::Claim => CHECK_CLAIM,
             };
             let loc = Loc { file, span: c.span };
             if out[i].is_some() {
@@ -853,25 +854,38 @@ impl Lowerer {
                         );
                     }
                 };
-                check_field(self, &l.key);
+                if let Some(key) = &l.claim {
+                    check_field(self, key);
+                }
                 let mut layers: Vec<String> = Vec::new();
-                let mut default = None;
                 for layer in &l.layers {
                     let lloc = Loc { file: f, span: layer.name.span };
                     if layers.contains(&layer.name.text) {
                         self.error("duplicate-name", lloc, format!("layer `{}` is declared twice", layer.name.text));
                         continue;
                     }
-                    if layer.default {
-                        if default.is_some() {
-                            self.error("duplicate-name", lloc, "two layers are marked `default`");
-                        }
-                        default = Some(layers.len());
-                    }
                     layers.push(layer.name.text.clone());
                 }
-                // The key's enumeration, if it has one, names exactly the declared layers.
-                if let Some(fi) = self.policy.records[record as usize].field(&l.key.text)
+                // An unbound document is of the last layer: with one layer, it would be trusted.
+                if layers.len() < 2 {
+                    self.error(
+                        "missing-check",
+                        loc,
+                        format!(
+                            "the layers of `{}` declare {} layer(s); they need at least two",
+                            l.document.text,
+                            layers.len()
+                        ),
+                    )
+                    .help = Some(
+                        "an unbound document is of the last layer: declare a least trusted one, e.g. `layer untrusted`"
+                            .into(),
+                    );
+                    continue;
+                }
+                // The claim key's enumeration, if it has one, names exactly the declared layers.
+                if let Some(key) = &l.claim
+                    && let Some(fi) = self.policy.records[record as usize].field(&key.text)
                     && let Ty::Enum(e) = self.policy.records[record as usize].fields[fi].ty
                 {
                     let variants = self.policy.enums[e as usize].variants.clone();
@@ -885,16 +899,20 @@ impl Lowerer {
                             );
                         }
                     }
+                    for v in &variants {
+                        if !layers.contains(v) {
+                            let name = self.policy.enums[e as usize].name.clone();
+                            self.error(
+                                "unknown-variant",
+                                Loc { file: f, span: key.span },
+                                format!(
+                                    "`{name}` has the variant `{v}`, which is not a layer of `{}`",
+                                    l.document.text
+                                ),
+                            );
+                        }
+                    }
                 }
-                let Some(default) = default else {
-                    self.error(
-                        "missing-check",
-                        loc,
-                        format!("no layer of `{}` is marked `default`", l.document.text),
-                    )
-                    .help = Some("mark the layer of a document that names none: `layer security default`".into());
-                    continue;
-                };
                 let mut only = Vec::new();
                 for (layer, fields) in &l.only {
                     let Some(i) = layers.iter().position(|x| *x == layer.text) else {
@@ -916,8 +934,9 @@ impl Lowerer {
                     (CHECK_UNTRUSTED, "untrusted"),
                     (CHECK_UNKNOWN_KEY, "unknown_key"),
                     (CHECK_ORDER, "order"),
+                    (CHECK_CLAIM, "claim"),
                 ] {
-                    if checks[i].is_none() {
+                    if checks[i].is_none() && (i != CHECK_CLAIM || l.claim.is_some()) {
                         self.error(
                             "missing-check",
                             loc,
@@ -931,9 +950,9 @@ impl Lowerer {
                 }
                 self.policy.layers.push(LayersDef {
                     document: doc,
-                    key: l.key.text.clone(),
+                    claim: l.claim.as_ref().map(|k| k.text.clone()),
+                    standalone: l.standalone.is_some(),
                     layers,
-                    default,
                     only,
                     free: l.free.iter().map(|n| n.text.clone()).collect(),
                     checks,
@@ -1991,6 +2010,27 @@ impl<'a> RuleLowerer<'a> {
                     }
                 }
             }
+            "bound_to" => {
+                if !arity(self.lw, 2, loc) {
+                    return unknown;
+                }
+                let (x, _) = self.boxed(&args[0]);
+                let ast::ExprKind::Lit(ast::Literal::Str(layer, _)) = &args[1].kind else {
+                    self.lw.error(
+                        "type-mismatch",
+                        self.loc(args[1].span),
+                        "the layer of `bound_to` is written as a string literal, e.g. `\"security\"`",
+                    );
+                    return unknown;
+                };
+                let names: Vec<String> = self.lw.policy.layers.iter().flat_map(|l| l.layers.iter().cloned()).collect();
+                if !names.contains(layer) {
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    self.lw.unknown_name(self.loc(args[1].span), "layer", layer, &names);
+                    return unknown;
+                }
+                (ExprKind::BoundTo(x, layer.clone()), Ty::Bool)
+            }
             "reason" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
@@ -2125,7 +2165,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 24] = [
+const BUILTINS: [&str; 25] = [
     "present",
     "absent",
     "count",
@@ -2150,6 +2190,7 @@ const BUILTINS: [&str; 24] = [
     "minutes",
     "seconds",
     "sum",
+    "bound_to",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {

@@ -10,12 +10,15 @@
 //! `engine/tests/prebuilt.rs`), so `compile_policy` stays a function of its
 //! inputs. A policy with any diagnostic, even a warning, is never prebuilt.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::db::{PolicySet, SourceText, compile_policy};
 use crate::hir::Policy;
 
 static INSTALLED: OnceLock<&'static [u8]> = OnceLock::new();
+
+/// Blobs read from the policy cache (`grail --policy DIR`), beside the shipped one.
+static CACHED: RwLock<Vec<&'static [u8]>> = RwLock::new(Vec::new());
 
 /// Compiles `files` (path, text) and encodes the result; `None` when the
 /// policy has a diagnostic (it is then always compiled from source).
@@ -29,9 +32,33 @@ pub fn encode(files: &[(&str, &str)]) -> Option<Vec<u8>> {
     if !compiled.diagnostics.is_empty() {
         return None;
     }
+    encode_compiled(files, &compiled.policy)
+}
+
+/// The blob of a policy already compiled from `files` (path, text), as
+/// [`encode`] makes it; the caller vouches that compiling `files` gave
+/// `policy` with no diagnostic.
+pub fn encode_compiled(files: &[(&str, &str)], policy: &Policy) -> Option<Vec<u8>> {
     let mut bytes = postcard::to_stdvec(&files).ok()?;
-    bytes.extend(postcard::to_stdvec(&*compiled.policy).ok()?);
+    bytes.extend(postcard::to_stdvec(policy).ok()?);
     Some(bytes)
+}
+
+/// Whether `bytes` is a whole blob for exactly these files: their paths and
+/// texts, byte for byte, then a policy that decodes with nothing left over.
+/// A truncated or corrupt blob, or one of other files, is not.
+pub fn holds(bytes: &[u8], files: &[(&str, &str)]) -> bool {
+    let Ok((built, rest)) = postcard::take_from_bytes::<Vec<(&str, &str)>>(bytes) else { return false };
+    built.as_slice() == files && matches!(postcard::take_from_bytes::<Policy>(rest), Ok((_, [])))
+}
+
+/// Makes a blob read from the policy cache available to every database of
+/// the process, beside the shipped one. The caller checks it first
+/// ([`holds`]); [`lookup`] compares the files again before using it.
+pub fn install_cached(bytes: Vec<u8>) {
+    if let Ok(mut cached) = CACHED.write() {
+        cached.push(Box::leak(bytes.into_boxed_slice()));
+    }
 }
 
 /// Makes a blob made by [`encode`] available to every database of the
@@ -46,14 +73,19 @@ pub fn installed() -> bool {
 }
 
 /// The prebuilt policy for exactly these files, if one is installed.
-pub(crate) fn lookup<'t>(mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>) -> Option<Arc<Policy>> {
-    let bytes = INSTALLED.get()?;
+pub(crate) fn lookup<'t>(files: impl ExactSizeIterator<Item = (&'t str, &'t str)> + Clone) -> Option<Arc<Policy>> {
+    let cached = CACHED.read().map(|c| c.clone()).unwrap_or_default();
+    INSTALLED.get().into_iter().chain(cached.iter()).find_map(|bytes| lookup_in(bytes, files.clone()))
+}
+
+fn lookup_in<'t>(bytes: &[u8], mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>) -> Option<Arc<Policy>> {
     let (built, rest): (Vec<(&str, &str)>, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
     if built.len() != files.len() || !built.iter().all(|b| files.next() == Some(*b)) {
         return None;
     }
     // A blob that does not decode (it cannot happen for one this binary
-    // built) leaves compilation to the source.
+    // built, nor for a cached one that [`holds`] accepted) leaves
+    // compilation to the source.
     postcard::from_bytes::<Policy>(rest).ok().map(Arc::new)
 }
 

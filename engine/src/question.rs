@@ -42,6 +42,7 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             policy,
             single: &run.single,
             all: &run.all,
+            layers: &run.layers,
             prior: &run.findings,
             env: vec![Val::unknown(); q.slots as usize],
             reads: trace.then(Vec::new),

@@ -6,14 +6,22 @@
 /// than the others, and a guess would mislead. A candidate that differs only
 /// in case wins outright (`c3` is `C3`).
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
+    let length = name.chars().count();
+    let limit = (length / 3).max(1);
     let mut best: Option<(usize, &'a str)> = None;
     let mut tied = false;
     for c in candidates {
         if c == name {
             continue;
         }
-        let d = if c.to_lowercase() == name.to_lowercase() { 0 } else { distance(name, c) };
+        let d = if same_but_case(c, name) {
+            0
+        } else if c.chars().count().abs_diff(length) > limit {
+            // Each edit changes the length by one at most: too far, without the table.
+            limit + 1
+        } else {
+            distance(name, c)
+        };
         match best {
             _ if d > limit => {}
             Some((bd, bc)) if d == bd => {
@@ -27,6 +35,12 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
         }
     }
     if tied { None } else { best.map(|(_, c)| c) }
+}
+
+/// Whether two names differ only in case (`str::to_lowercase` on both,
+/// without allocating when both are ASCII).
+fn same_but_case(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() { a.eq_ignore_ascii_case(b) } else { a.to_lowercase() == b.to_lowercase() }
 }
 
 /// Edit distance over chars, counting a swap of two neighbours as one edit

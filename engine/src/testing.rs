@@ -8,6 +8,12 @@
 //! document in it, except the files another one names through a `ref`. The two
 //! twins of a pair must differ in one line: a fixture pair shows what one
 //! change does.
+//!
+//! A folder case binds its documents to layers of trust as `--layer` does,
+//! with a file [`LAYERS_FILE`] (`layers.bind`): one `NAME=FILE` per line, FILE
+//! relative to the folder, `#` starting a comment. A document it does not
+//! name is unbound, as on the command line. The file is not a document, and
+//! it counts in the twins' distance like any other file of the case.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,6 +21,10 @@ use crate::check::{self, Attachment, Input, is_markdown};
 use crate::diagnostic::{Finding, Outcome};
 use crate::document::{self, Limits, Node, SyntaxError};
 use crate::hir::{ClauseDef, Policy};
+use crate::layers::{Bound, BoundBy};
+
+/// The file of a folder case that binds its documents to layers.
+pub const LAYERS_FILE: &str = "layers.bind";
 
 /// A file of the policy's folder: its path relative to the folder, and its text.
 pub struct File<'a> {
@@ -119,7 +129,13 @@ pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i1
             unknown_rules.insert(case.rule.clone());
             continue;
         }
-        let findings = run_case(policy, case, files, now);
+        let findings = match run_case(policy, case, files, now) {
+            Ok(findings) => findings,
+            Err(problem) => {
+                report.results.push(CaseResult { case: case.clone(), problem: Some(problem), outcomes: Vec::new() });
+                continue;
+            }
+        };
         // Coverage counts what any case shows of any rule.
         for f in &findings {
             if let Some(c) = report.coverage.get_mut(&f.rule) {
@@ -209,9 +225,43 @@ fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Checks a case's documents as one deployment, with the files they name attached.
-pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Vec<Finding> {
-    let members: Vec<&File<'_>> = case.files.iter().filter_map(|p| file(files, p)).collect();
+/// The bindings of a folder case's [`LAYERS_FILE`]: (layer, path of the file bound).
+fn case_bindings(case: &Case, files: &[File<'_>]) -> Result<Vec<(String, String)>, String> {
+    let Some(manifest) = case.files.iter().find(|p| p.rsplit('/').next() == Some(LAYERS_FILE)) else {
+        return Ok(Vec::new());
+    };
+    let folder = manifest.rsplit_once('/').map_or("", |(d, _)| d);
+    let text = file(files, manifest).map_or("", |f| f.text);
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((layer, path)) = line.split_once('=').filter(|(l, p)| !l.trim().is_empty() && !p.trim().is_empty())
+        else {
+            return Err(format!("{manifest}:{}: `{line}` is not `NAME=FILE`", n + 1));
+        };
+        let target = normalise(&format!("{folder}/{}", path.trim())).unwrap_or_default();
+        if !case.files.contains(&target) {
+            return Err(format!("{manifest}:{}: `{}` is not a file of the case", n + 1, path.trim()));
+        }
+        out.push((layer.trim().to_string(), target));
+    }
+    Ok(out)
+}
+
+/// Checks a case's documents as one deployment, with the files they name
+/// attached and the layers its [`LAYERS_FILE`] binds, at time `now`; `Err` when that file is
+/// not well formed.
+pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Result<Vec<Finding>, String> {
+    let binds = case_bindings(case, files)?;
+    let members: Vec<&File<'_>> = case
+        .files
+        .iter()
+        .filter(|p| p.rsplit('/').next() != Some(LAYERS_FILE))
+        .filter_map(|p| file(files, p))
+        .collect();
     let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
     // The files some member names through a `ref` are attachments, not documents.
     let mut named: Vec<(usize, String, String)> = Vec::new();
@@ -250,7 +300,14 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         };
         attachments.push(Attachment { from: at, path: written, read });
     }
-    check::check_at(policy, &inputs, &attachments, now)
+    let bindings: Vec<Bound> = binds
+        .into_iter()
+        .filter_map(|(layer, target)| {
+            let input = documents.iter().position(|&d| members[d].path == target)?;
+            Some(Bound { input, layer, by: BoundBy::Flag })
+        })
+        .collect();
+    Ok(check::check_with(policy, &inputs, &attachments, &bindings, now))
 }
 
 /// How many lines differ between two twins (files matched by name).

@@ -293,16 +293,48 @@ matrix typed by Class {
 fn conflicting_layer_declarations() {
     check(
         r#"
-layers of Doc by color {
-  layer red default
+layers of Doc {
+  layer red
+  layer green
   on loosen rule l.loosen
   on untrusted rule l.untrusted
   on unknown_key rule l.unknown_key
   on order rule l.order
 }
-layers of Doc by color {
+layers of Doc {
           ^^^ duplicate-name: `Doc` has its layers declared twice
-  layer green default
+  layer green
+  layer red
+  on loosen rule l.loosen
+  on untrusted rule l.untrusted
+  on unknown_key rule l.unknown_key
+  on order rule l.order
+}
+"#,
+    );
+}
+
+#[test]
+fn layers_need_two_and_a_claim_rule() {
+    check(
+        r#"
+layers of Doc {
+          ^^^ missing-check: the layers of `Doc` declare 1 layer(s); they need at least two | help: an unbound document is of the last layer: declare a least trusted one, e.g. `layer untrusted`
+  layer red
+  on loosen rule l.loosen
+  on untrusted rule l.untrusted
+  on unknown_key rule l.unknown_key
+  on order rule l.order
+}
+"#,
+    );
+    check(
+        r#"
+layers of Doc {
+          ^^^ missing-check: the layers of `Doc` do not say which rule reports `claim` findings | help: add `on claim rule <id>`
+  layer red
+  layer green
+  claimed by color
   on loosen rule l.loosen
   on untrusted rule l.untrusted
   on unknown_key rule l.unknown_key

@@ -131,6 +131,8 @@ pub enum CheckKind {
     Untrusted,
     /// Layers: two documents of one layer.
     Order,
+    /// Layers: a document claims another layer than the one it is bound to.
+    Claim,
 }
 
 impl CheckKind {
@@ -145,6 +147,7 @@ impl CheckKind {
             CheckKind::Loosen => "loosen",
             CheckKind::Untrusted => "untrusted",
             CheckKind::Order => "order",
+            CheckKind::Claim => "claim",
         }
     }
 }
@@ -334,15 +337,18 @@ pub struct QuestionVar {
     pub span: Span,
 }
 
-/// `layers of Binding by layer { layer security default ... }`: the layers of
-/// trust of a document kind, most trusted first.
+/// `layers of Binding { layer security ... }`: the layers of trust of a
+/// document kind, most trusted first. The caller binds a document to its
+/// layer; the document may only claim one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayersDecl {
     pub docs: Vec<String>,
     /// The document kind layered.
     pub document: Name,
-    /// The top-level key a document names its layer with.
-    pub key: Name,
+    /// `claimed by layer`: the top-level key a document may claim its layer with.
+    pub claim: Option<Name>,
+    /// `standalone`: a lone unbound document of the kind is of the most trusted layer.
+    pub standalone: Option<Span>,
     pub layers: Vec<LayerDecl>,
     /// `only security sets a, b`: fields only that layer may set.
     pub only: Vec<(Name, Vec<Name>)>,
@@ -355,7 +361,6 @@ pub struct LayersDecl {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerDecl {
     pub name: Name,
-    pub default: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

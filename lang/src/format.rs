@@ -372,8 +372,8 @@ impl<'a> Layout<'a> {
                     self.body(open, d.span, |l| l.matrix_body(d, brace));
                 }
                 Item::Layers(d) => {
-                    let header = format!("layers of {} by {} {{", d.document.text, d.key.text);
-                    let brace = self.open_brace(d.key.span.end);
+                    let header = format!("layers of {} {{", d.document.text);
+                    let brace = self.open_brace(d.document.span.end);
                     let open = self.head(&d.docs, d.span, &d.document, header, brace + 1, gap);
                     let members = self.layer_members(d);
                     self.body(open, d.span, |l| l.members(members));
@@ -450,13 +450,13 @@ impl<'a> Layout<'a> {
     fn layer_members(&self, d: &LayersDecl) -> Vec<Member<'static>> {
         let mut members: Vec<Member<'static>> = d.checks.iter().map(check).collect();
         for layer in &d.layers {
-            let (end, default) = if layer.default {
-                (self.next_code(layer.name.span.end) + "default".len(), " default")
-            } else {
-                (layer.name.span.end, "")
-            };
-            let span = Span::new(layer.name.span.start, end);
-            members.push(Member::Line(span, format!("layer {}{default}", layer.name.text)));
+            members.push(Member::Line(layer.name.span, format!("layer {}", layer.name.text)));
+        }
+        if let Some(span) = d.standalone {
+            members.push(Member::Line(span, "standalone".into()));
+        }
+        if let Some(key) = &d.claim {
+            members.push(Member::Line(key.span, format!("claimed by {}", key.text)));
         }
         for (layer, fields) in &d.only {
             let end = fields.last().map_or(layer.span.end, |f| f.span.end);

@@ -350,6 +350,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::layer_line => "`layer`",
         Rule::only_line => "`only`",
         Rule::free_line => "`any layer sets`",
+        Rule::claim_line => "`claimed by`",
+        Rule::standalone_line => "`standalone`",
         Rule::markdown_selector => "`in markdown after`",
         Rule::question_decl => "an item",
         Rule::question_var => "`for`",
@@ -468,6 +470,7 @@ impl Builder {
             Some("loosen") => CheckKind::Loosen,
             Some("untrusted") => CheckKind::Untrusted,
             Some("order") => CheckKind::Order,
+            Some("claim") => CheckKind::Claim,
             _ => CheckKind::Type,
         };
         let rule = self.name(it.next().expect("rule id"));
@@ -693,17 +696,30 @@ impl Builder {
         let mut it = pair.into_inner().peekable();
         let docs = self.docs(&mut it);
         let document = self.name(it.next().expect("document kind"));
-        let key = self.name(it.next().expect("layer key"));
-        let mut decl =
-            LayersDecl { docs, document, key, layers: vec![], only: vec![], free: vec![], checks: vec![], span };
+        let mut decl = LayersDecl {
+            docs,
+            document,
+            claim: None,
+            standalone: None,
+            layers: vec![],
+            only: vec![],
+            free: vec![],
+            checks: vec![],
+            span,
+        };
         for p in it {
             match p.as_rule() {
                 Rule::check_rule => decl.checks.push(self.check_rule(p)),
                 Rule::layer_line => {
                     let mut l = p.into_inner();
                     let name = self.name(l.next().expect("layer name"));
-                    decl.layers.push(LayerDecl { name, default: l.next().is_some() });
+                    decl.layers.push(LayerDecl { name });
                 }
+                Rule::claim_line => {
+                    let mut l = p.into_inner();
+                    decl.claim = Some(self.name(l.next().expect("claim key")));
+                }
+                Rule::standalone_line => decl.standalone = Some(self.span(&p)),
                 Rule::only_line => {
                     let mut l = p.into_inner();
                     let layer = self.name(l.next().expect("layer"));

@@ -34,6 +34,8 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        // A `--policy DIR` is cached under cargo's temporary folder, not the user's.
+        .env("GRAIL_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("grail-cache"))
         .output()
         .expect("grail runs");
     Output {

@@ -321,7 +321,11 @@ impl Cx<'_> {
                 }
                 Abs::Other
             }
-            ExprKind::Count(x) | ExprKind::Reason(x) | ExprKind::DurationOf(_, x) | ExprKind::Fold { list: x, .. } => {
+            ExprKind::Count(x)
+            | ExprKind::Reason(x)
+            | ExprKind::DurationOf(_, x)
+            | ExprKind::Fold { list: x, .. }
+            | ExprKind::BoundTo(x, _) => {
                 self.eval(x);
                 Abs::Other
             }

@@ -159,6 +159,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | Timestamp(a)
         | Matches(a, _)
         | Reason(a)
+        | BoundTo(a, _)
         | Holds(_, a) => vec![a],
         MapGet(a, b)
         | ListGet(a, b)

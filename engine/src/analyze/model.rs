@@ -147,7 +147,7 @@ pub fn build(b: &mut Builder, policy: &Policy, flow: &Flow, bounds: Bounds) -> M
     let mut docs = Vec::new();
     for (k, d) in policy.documents.iter().enumerate() {
         let present = mk.choice();
-        let layer_key = policy.layers.iter().find(|l| l.document as usize == k).map(|l| l.key.clone());
+        let layer_key = policy.layers.iter().find(|l| l.document as usize == k).and_then(|l| l.claim.clone());
         let (node, sym) = mk.record(d.record, present, layer_key.as_deref(), Some(&d.selector));
         docs.push(DocModel { kind: k as DocKindId, present, node, sym });
     }

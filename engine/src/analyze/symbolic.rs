@@ -698,6 +698,10 @@ impl<'a> Ev<'a> {
                 let (t, f) = (self.b.or(t), self.b.or(f));
                 Sym::truth(self.b, t, f)
             }
+            ExprKind::BoundTo(x, _) => {
+                self.eval(x);
+                self.approx("`bound_to` (it reads how the invocation bound the documents)")
+            }
             ExprKind::Reason(x) => {
                 self.eval(x);
                 self.approximate.insert("`reason`".into());

@@ -20,7 +20,7 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// The names of the structural checks, in the order of [`Checks`].
 const CHECK_NAMES: [&str; CHECK_KINDS] =
-    ["syntax", "duplicate_key", "unknown_key", "type", "missing_key", "empty", "loosen", "untrusted", "order"];
+    ["syntax", "duplicate_key", "unknown_key", "type", "missing_key", "empty", "loosen", "untrusted", "order", "claim"];
 
 /// The lowered policy as JSON; `name` is the policy's name (its folder).
 pub fn ir(policy: &Policy, name: &str) -> Value {
@@ -101,9 +101,9 @@ fn layers(policy: &Policy, l: &LayersDef) -> Value {
     let only: Vec<Value> = l.only.iter().map(|(f, i)| json!({"field": f, "layer": l.layers.get(*i)})).collect();
     json!({
         "document": doc_name(policy, l.document),
-        "key": l.key,
+        "claimed_by": l.claim,
+        "standalone": l.standalone,
         "layers": l.layers,
-        "default": l.layers.get(l.default),
         "only": only,
         "free": l.free,
         "checks": checks(&l.checks),

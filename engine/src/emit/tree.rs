@@ -238,6 +238,11 @@ impl<'p> Trees<'p> {
                 (json!({"op": "matches", "args": [s], "pattern": regex.0.as_str()}), Some(Ty::Bool))
             }
             ExprKind::Reason(a) => (self.op("reason", &[a]).0, Some(Ty::Str)),
+            ExprKind::BoundTo(a, layer) => {
+                let node = self.op("bound_to", &[a]).0;
+                let _ = layer;
+                (node, Some(Ty::Bool))
+            }
             ExprKind::Holds(rules, a) => {
                 let (x, _) = self.walk(a);
                 (json!({"op": "holds", "rules": rules, "args": [x]}), Some(Ty::Bool))

@@ -148,6 +148,7 @@ impl Cx<'_> {
             self.policy,
             &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }],
             &[],
+            &[],
             false,
             None,
         );
@@ -157,6 +158,7 @@ impl Cx<'_> {
             policy: self.policy,
             single: &run.single,
             all: &run.all,
+            layers: &run.layers,
             prior: &run.findings,
             env: vec![Val::unknown(); rule.slots as usize],
             reads: None,

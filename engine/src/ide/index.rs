@@ -300,7 +300,7 @@ impl<'a> Resolver<'a> {
                         let document = l.document.text.clone();
                         self.owner = Some(Symbol::Record(document.clone()));
                         self.use_symbol(l.document.span, Symbol::Record(document.clone()));
-                        let fields = std::iter::once(&l.key).chain(l.only.iter().flat_map(|(_, f)| f)).chain(&l.free);
+                        let fields = l.claim.iter().chain(l.only.iter().flat_map(|(_, f)| f)).chain(&l.free);
                         for f in fields {
                             let symbol = Symbol::Field { record: document.clone(), field: f.text.clone() };
                             self.use_symbol(f.span, symbol);
@@ -736,7 +736,7 @@ impl<'a> Resolver<'a> {
         let types: Vec<Ty> = args.iter().map(|a| self.expr(a, scope)).collect();
         let first = types.first().cloned().unwrap_or(Ty::Error);
         match name.text.as_str() {
-            "present" | "absent" | "empty" | "matches" | "holds" => return Ty::Bool,
+            "present" | "absent" | "empty" | "matches" | "holds" | "bound_to" => return Ty::Bool,
             "count" | "entries" | "int" => return Ty::Int,
             "sum" | "max" | "min" if args.len() == 1 => {
                 return match first {
