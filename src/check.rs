@@ -10,7 +10,7 @@ use grail_engine::hir::Policy;
 use grail_engine::{Database, Deployment, Finding, Outcome, SourceText, Summary};
 use rayon::prelude::*;
 
-use grail_engine::layers::BoundBy;
+use grail_engine::layers::{BoundBy, DocLayer};
 
 use crate::documents::{attach, attachments, deployment, open_document, read_source};
 use crate::render::Texts;
@@ -20,6 +20,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
     let set = policy::load(&db, args.policy.as_deref())?;
     let compiled = policy::compile(&db, set)?;
+    let reads_now = compiled.policy.reads_now;
+    let clock = crate::Clock::of(args.now);
     if args.each && !args.layers.is_empty() {
         return Err(Fatal(
             "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
@@ -28,7 +30,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     // The stream takes files only: standard input and folders go through the database.
     let streamable = args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
-        return each(args, &compiled.policy, &Texts::policy(&db, set));
+        return each(args, &compiled.policy, &Texts::policy(&db, set), &clock);
     }
 
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
@@ -45,43 +47,28 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
         let attachments = attachments(&db, set, &documents);
-        let deployment = Deployment::builder(documents, attachments).bindings(named.bindings.clone()).new(&db);
+        let deployment = Deployment::builder(documents, attachments)
+            .bindings(named.bindings.clone())
+            .now(Some(clock.nanos))
+            .new(&db);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
             Format::Human => {
                 let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
-                // Where trust came from, unless a lone document vouched for by being named alone.
-                let alone = report.layers.len() == 1 && report.layers[0].by == BoundBy::Standalone;
-                if !report.layers.is_empty() && !alone {
-                    let bound: Vec<String> = report
-                        .layers
-                        .iter()
-                        .map(|l| {
-                            format!(
-                                "{} `{}` = {} ({})",
-                                l.kind,
-                                l.layer,
-                                path_of(&report.documents, l.doc),
-                                l.by.describe()
-                            )
-                        })
-                        .collect();
-                    text.insert_str(
-                        text.rfind('\n').and_then(|e| text[..e].rfind('\n')).map_or(0, |s| s + 1),
-                        &format!("layers: {}\n", bound.join("; ")),
-                    );
+                with_layers(&mut text, &report.layers, |i| path_of(&report.documents, i));
+                if reads_now {
+                    text.push_str(&clock.line());
                 }
                 text
             }
             Format::Json => {
                 let mut json = render::json(&db, set, &report.documents, &report.findings);
-                json["layers"] = report
-                    .layers
-                    .iter()
-                    .map(|l| serde_json::json!({"file": path_of(&report.documents, l.doc), "kind": l.kind, "layer": l.layer, "bound": l.by.as_str()}))
-                    .collect();
+                json["layers"] = layers_json(&report.layers, |i| path_of(&report.documents, i));
+                if reads_now {
+                    json["now"] = clock.json();
+                }
                 if args.each {
                     json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
                     format!("{json}\n")
@@ -135,7 +122,7 @@ const IN_FLIGHT_PER_THREAD: usize = 8;
 /// the reports written in the order of the arguments. The report of each file
 /// is the one the database gives (`check_deployment`): the same documents,
 /// attachments and findings, through the same functions.
-fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>) -> Result<ExitCode, Fatal> {
+fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>, clock: &crate::Clock) -> Result<ExitCode, Fatal> {
     // A file that cannot be opened stops the command before anything is
     // checked, as when every file was read first.
     for path in &args.files {
@@ -158,7 +145,7 @@ fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>) -> Result<E
     let mut stdout = std::io::stdout().lock();
     for files in args.files.chunks(window) {
         let reports: Vec<Result<(String, Outcome), Fatal>> =
-            files.par_iter().map(|path| check_one(args, policy, policy_texts, path, &context)).collect();
+            files.par_iter().map(|path| check_one(args, policy, policy_texts, clock, path, &context)).collect();
         for report in reports {
             let (text, verdict) = report?;
             worst = worst.max(verdict);
@@ -176,6 +163,7 @@ fn check_one(
     args: &CheckArgs,
     policy: &Policy,
     policy_texts: &Texts<'_>,
+    clock: &crate::Clock,
     path: &camino::Utf8Path,
     context: &[(Source, Option<Result<Node, SyntaxError>>)],
 ) -> Result<(String, Outcome), Fatal> {
@@ -208,7 +196,8 @@ fn check_one(
         };
         attached.push(Attachment { from: *from, path: ref_path, read });
     }
-    let findings: Vec<Finding> = grail_engine::check::check(policy, &inputs, &attached);
+    let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));
+    let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
     texts.extend(
@@ -216,9 +205,43 @@ fn check_one(
     );
     let docs = Texts::new(texts);
     let verdict = Summary::of(&findings).verdict();
+    let path_of = |i: u32| docs.path(i).unwrap_or_default().to_string();
     let text = match args.format {
-        Format::Json => render::json_line(policy_texts, &docs, &findings, &source.path),
-        _ => render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose),
+        Format::Json => {
+            let now = policy.reads_now.then(|| clock.json());
+            render::json_line(policy_texts, &docs, &findings, &source.path, layers_json(&run.layers, path_of), now)
+        }
+        _ => {
+            let mut text = render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose);
+            with_layers(&mut text, &run.layers, path_of);
+            if policy.reads_now {
+                text.push_str(&clock.line());
+            }
+            text
+        }
     };
     Ok((text, verdict))
+}
+
+/// Where trust came from, in a human report (a line before its summary),
+/// unless a lone document vouched for by being named alone.
+fn with_layers(text: &mut String, layers: &[DocLayer], path_of: impl Fn(u32) -> String) {
+    let alone = layers.len() == 1 && layers[0].by == BoundBy::Standalone;
+    if layers.is_empty() || alone {
+        return;
+    }
+    let bound: Vec<String> =
+        layers.iter().map(|l| format!("{} `{}` = {} ({})", l.kind, l.layer, path_of(l.doc), l.by.describe())).collect();
+    text.insert_str(
+        text.rfind('\n').and_then(|e| text[..e].rfind('\n')).map_or(0, |s| s + 1),
+        &format!("layers: {}\n", bound.join("; ")),
+    );
+}
+
+/// The layers of a JSON report.
+fn layers_json(layers: &[DocLayer], path_of: impl Fn(u32) -> String) -> serde_json::Value {
+    layers
+        .iter()
+        .map(|l| serde_json::json!({"file": path_of(l.doc), "kind": l.kind, "layer": l.layer, "bound": l.by.as_str()}))
+        .collect()
 }

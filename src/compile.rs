@@ -33,7 +33,9 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
             let shown = named.shown.clone();
             let attached = attachments(&db, set, &named.documents);
-            let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
+            let clock = crate::Clock::of(args.now);
+            let deployment =
+                Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {

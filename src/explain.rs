@@ -31,7 +31,9 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let shown: Vec<SourceText> = named.shown.clone();
     let attached = attachments(&db, set, &named.documents);
-    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
+    let clock = crate::Clock::of(args.now);
+    let deployment =
+        Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 
@@ -57,10 +59,20 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .collect();
     let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
 
+    let reads_now = cx.compiled.policy.reads_now;
     let text = match args.format {
-        Format::Human => cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose),
+        Format::Human => {
+            let mut text = cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            if reads_now {
+                text.push_str(&clock.line());
+            }
+            text
+        }
         Format::Json => {
-            let json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            let mut json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            if reads_now {
+                json["now"] = clock.json();
+            }
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     };

@@ -354,6 +354,12 @@ struct CompileArgs {
     /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
     #[arg(long)]
     deny_unknown: bool,
+    /// With --target cedar: the time of the check that `now()` reads, in RFC 3339
+    /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
+    /// says which.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
+
     /// With --target cedar: the documents of the deployment, read together as `grail check` reads them.
     #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
@@ -404,6 +410,11 @@ struct ExplainArgs {
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// The time of the check that `now()` reads, in RFC 3339
+    /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
+    /// says which.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
     /// The whole derivation: every outcome, every value read, every cell.
     #[arg(long, short)]
     verbose: bool,
@@ -423,6 +434,11 @@ struct TestArgs {
     /// List every case, not only the failing ones.
     #[arg(long, short)]
     verbose: bool,
+    /// The time of the check that `now()` reads, in RFC 3339
+    /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
+    /// says which.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
 }
 
 #[derive(clap::Args)]
@@ -434,6 +450,11 @@ struct CheckArgs {
     /// How to print the report.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
+    /// The time of the check that `now()` reads, in RFC 3339
+    /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
+    /// says which.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
     /// Treat UNKNOWN (missing evidence) like FAIL for the exit status.
     #[arg(long)]
     deny_unknown: bool,
@@ -503,6 +524,48 @@ fn parse_size(text: &str) -> Result<u64, String> {
     };
     let n: u64 = number.parse().map_err(|_| format!("`{text}` is not a size; write a number such as `16MiB`"))?;
     n.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large a size"))
+}
+
+/// `--now`: an RFC 3339 date-time, read as `timestamp(...)` reads one.
+fn parse_now(text: &str) -> Result<i128, String> {
+    grail_engine::time::rfc3339_nanos(text).ok_or_else(|| {
+        format!("`{text}` is not an RFC 3339 date-time; write one such as `2026-08-11T09:00:00Z` or `2026-08-11T11:00:00.5+02:00`")
+    })
+}
+
+/// The time of the check: `--now`, or else the machine's clock.
+#[derive(Clone, Copy)]
+pub struct Clock {
+    /// Nanoseconds since the Unix epoch.
+    pub nanos: i128,
+    /// Given by `--now` (the report is then the same on every run).
+    pub given: bool,
+}
+
+impl Clock {
+    pub fn of(now: Option<i128>) -> Clock {
+        match now {
+            Some(nanos) => Clock { nanos, given: true },
+            None => {
+                let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                Clock { nanos: since.map_or(0, |d| d.as_nanos() as i128), given: false }
+            }
+        }
+    }
+
+    /// The report's last line, when the policy reads `now()`.
+    pub fn line(&self) -> String {
+        let source = if self.given { "--now" } else { "the clock" };
+        format!("time of the check: {} ({source})\n", grail_engine::time::show_instant(self.nanos))
+    }
+
+    /// The report's `now` field, when the policy reads `now()`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "value": grail_engine::time::show_instant(self.nanos),
+            "source": if self.given { "given" } else { "clock" },
+        })
+    }
 }
 
 /// The command could not run: printed as an error, exit status 2.

@@ -29,6 +29,11 @@ impl<'a> Texts<'a> {
         Texts { files, lines }
     }
 
+    /// The path of file `i`.
+    pub fn path(&self, i: u32) -> Option<&'a str> {
+        self.files.get(i as usize).map(|(p, _)| *p)
+    }
+
     /// A policy's files.
     pub fn policy(db: &'a Database, set: PolicySet) -> Texts<'a> {
         Texts::new(set.files(db).iter().map(|f| (f.path(db).as_str(), f.text(db).as_str())).collect())
@@ -232,8 +237,20 @@ pub fn json_of(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding]) -> Va
 /// [`json_of`] written out on one line with a `file` field last, as
 /// `--each --format json` prints it: serialised from the report directly,
 /// without a `serde_json::Value` in between (the same bytes).
-pub fn json_line(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], file: &str) -> String {
-    let mut line = serde_json::to_string(&report(policy, docs, findings, Some(file))).unwrap_or_default();
+/// `layers` and `now` are the fields `grail check` adds to a report (the
+/// layers of its documents; the time of the check, when the policy reads it).
+pub fn json_line(
+    policy: &Texts<'_>,
+    docs: &Texts<'_>,
+    findings: &[Finding],
+    file: &str,
+    layers: serde_json::Value,
+    now: Option<serde_json::Value>,
+) -> String {
+    let mut report = report(policy, docs, findings, Some(file));
+    report.layers = Some(layers);
+    report.now = now;
+    let mut line = serde_json::to_string(&report).unwrap_or_default();
     line.push('\n');
     line
 }
@@ -244,6 +261,10 @@ struct Report<'a> {
     verdict: &'static str,
     summary: Counts,
     findings: Vec<Listed<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layers: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    now: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
 }

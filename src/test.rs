@@ -19,7 +19,8 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
         Some(dir) => read_fixtures(dir)?,
     };
     let files: Vec<File<'_>> = owned.iter().map(|(path, text)| File { path, text }).collect();
-    let report = testing::run(&compiled.policy, &rules, &files);
+    let clock = crate::Clock::of(args.now);
+    let report = testing::run(&compiled.policy, &rules, &files, Some(clock.nanos));
 
     let mut out = String::new();
     for r in &report.results {
@@ -57,6 +58,9 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
     }
     let passed = report.results.iter().filter(|r| r.problem.is_none()).count();
     out.push_str(&format!("{passed} passed, {failed} failed\n"));
+    if compiled.policy.reads_now {
+        out.push_str(&clock.line());
+    }
     print!("{out}");
     Ok(if failed > 0 || (args.coverage && !uncovered.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

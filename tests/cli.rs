@@ -113,3 +113,58 @@ fn the_precompiled_library_checks_like_its_source() {
         assert_eq!(shipped, source.replace("./policies/guardrails/", "policies/guardrails/"), "{binding}");
     }
 }
+
+#[test]
+fn the_time_of_the_check_is_given_or_the_clock_and_the_report_says_which() {
+    let given = grail(&[
+        "check",
+        "--policy",
+        "tests/policies/clock",
+        "--now",
+        "2026-08-12T10:00:00+02:00",
+        "tests/inputs/grants.yaml",
+    ]);
+    assert!(given.starts_with("exit: 0"), "{given}");
+    assert!(given.contains("time of the check: 2026-08-12T08:00:00Z (--now)\n"), "{given}");
+    let later = grail(&[
+        "check",
+        "--policy",
+        "tests/policies/clock",
+        "--now",
+        "2026-08-12T09:00:00Z",
+        "tests/inputs/grants.yaml",
+    ]);
+    assert!(later.starts_with("exit: 1"), "{later}");
+    let json = grail(&[
+        "check",
+        "--policy",
+        "tests/policies/clock",
+        "--format",
+        "json",
+        "--now",
+        "2026-08-12T08:00:00.5Z",
+        "tests/inputs/grants.yaml",
+    ]);
+    assert!(
+        json.contains(
+            r#""now": {
+    "value": "2026-08-12T08:00:00.5Z",
+    "source": "given"
+  }"#
+        ),
+        "{json}"
+    );
+    // The clock of this machine is long past 2026-08-12.
+    let clock = grail(&["check", "--policy", "tests/policies/clock", "tests/inputs/grants.yaml"]);
+    assert!(clock.contains(" (the clock)\n"), "{clock}");
+    // A policy that never reads the time says nothing of it.
+    let shipped = grail(&["check", "--now", "2026-08-12T08:00:00Z", "examples/bindings/good.yaml"]);
+    assert!(!shipped.contains("time of the check"), "{shipped}");
+}
+
+#[test]
+fn a_time_of_the_check_that_is_not_rfc3339_is_refused() {
+    let out = grail(&["check", "--now", "2026-08-12T09:00:00-+9:00", "examples/bindings/good.yaml"]);
+    assert!(out.starts_with("exit: 2"), "{out}");
+    assert!(out.contains("`2026-08-12T09:00:00-+9:00` is not an RFC 3339 date-time"), "{out}");
+}

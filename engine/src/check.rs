@@ -57,17 +57,20 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
 /// Every outcome for a deployment. Document `i` of the findings is input `i`;
 /// attachments have the indices their [`Attachment::read`] gives.
 pub fn check(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Vec<Finding> {
-    run(policy, inputs, attachments, &[], false).findings
+    run(policy, inputs, attachments, &[], false, None).findings
 }
 
-/// [`check`], with the caller's layer bindings.
-pub fn check_bound(
+/// [`check`] with what the caller gives: its layer bindings, and the time of
+/// the check, in nanoseconds since the epoch, that `now()` reads (without
+/// it, `now()` is missing evidence).
+pub fn check_with(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
     bindings: &[Bound],
+    now: Option<i128>,
 ) -> Vec<Finding> {
-    run(policy, inputs, attachments, bindings, false).findings
+    run(policy, inputs, attachments, bindings, false, now).findings
 }
 
 /// The kind of a document and the layers a binding of it may name, for the
@@ -88,16 +91,20 @@ pub struct Run {
     pub all: Vec<Vec<(String, Val)>>,
     /// The layer of each input of a layered kind that was read, and how it was bound.
     pub layers: Vec<DocLayer>,
+    /// The time of the check the rules read (see [`check_with`]).
+    pub now: Option<i128>,
 }
 
 /// Checks a deployment; with `trace`, every rule finding carries its derivation.
-/// `bindings` bind inputs to layers of their kind; nothing in a document does.
+/// `bindings` bind inputs to layers of their kind (nothing in a document
+/// does); `now` is the time of the check (see [`check_with`]).
 pub fn run(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
     bindings: &[Bound],
     trace: bool,
+    now: Option<i128>,
 ) -> Run {
     let mut findings = Vec::new();
     let kinds = policy.documents.len();
@@ -244,7 +251,7 @@ pub fn run(
         });
     }
 
-    let roots = Roots { single: &single, all: &all, layers: &layer_names };
+    let roots = Roots { single: &single, all: &all, layers: &layer_names, now };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
@@ -255,7 +262,7 @@ pub fn run(
     let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
     keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
     let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
-    Run { findings, single, all, layers: layer_names }
+    Run { findings, single, all, layers: layer_names, now }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

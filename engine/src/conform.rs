@@ -32,8 +32,13 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
     let get = |key: &str| entries.iter().find(|e| e.key == key);
     for (i, d) in policy.documents.iter().enumerate() {
         let matches = match &d.selector {
-            SelectorDef::Absent(k) => get(k).is_none(),
-            SelectorDef::Equals(k, v) => get(k).is_some_and(|e| matches!(&e.value.kind, NodeKind::Str(s) if s == v)),
+            SelectorDef::Keys(tests) => tests.iter().all(|t| match &t.test {
+                KeyCondDef::Absent => get(&t.key).is_none(),
+                KeyCondDef::Present => get(&t.key).is_some(),
+                KeyCondDef::Equals(v) => {
+                    get(&t.key).is_some_and(|e| matches!(&e.value.kind, NodeKind::Str(s) if s == v))
+                }
+            }),
             // Markdown kinds are chosen by the file's format, not its keys.
             SelectorDef::Markdown { .. } => false,
         };
@@ -45,18 +50,24 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
         .documents
         .iter()
         .filter_map(|d| match &d.selector {
-            SelectorDef::Equals(k, v) => Some(format!("`{k}: {v}`")),
-            SelectorDef::Absent(k) => Some(format!("no `{k}` key")),
+            SelectorDef::Keys(tests) => Some(
+                tests
+                    .iter()
+                    .map(|t| match &t.test {
+                        KeyCondDef::Equals(v) => format!("`{}: {v}`", t.key),
+                        KeyCondDef::Absent => format!("no `{}` key", t.key),
+                        KeyCondDef::Present => format!("a `{}` key", t.key),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+            ),
             SelectorDef::Markdown { .. } => None,
         })
         .collect();
     let (span, shown) = policy
         .documents
         .iter()
-        .find_map(|d| match &d.selector {
-            SelectorDef::Equals(k, _) | SelectorDef::Absent(k) => get(k).map(|e| (e.value.span, k.clone())),
-            SelectorDef::Markdown { .. } => None,
-        })
+        .find_map(|d| d.selector.tests().iter().find_map(|t| get(&t.key).map(|e| (e.value.span, t.key.clone()))))
         .unwrap_or((root.span, "document".into()));
     Err(Box::new(structural(
         type_rule(policy).as_ref(),
@@ -680,10 +691,7 @@ impl Cx<'_, '_> {
     }
 
     fn is_selector_key(&self, key: &str) -> bool {
-        self.policy.documents.iter().any(|d| match &d.selector {
-            SelectorDef::Absent(k) | SelectorDef::Equals(k, _) => k == key,
-            SelectorDef::Markdown { .. } => false,
-        })
+        self.policy.documents.iter().any(|d| d.selector.tests().iter().any(|t| t.key == key))
     }
 
     /// A `ref` field: the record inline, or the file its path names.

@@ -110,6 +110,12 @@ pub struct Deployment {
     pub documents: Vec<SourceText>,
     #[returns(ref)]
     pub attachments: Vec<AttachedFile>,
+    /// The time of the check, in nanoseconds since the Unix epoch, that
+    /// `now()` reads; without it `now()` is missing evidence. The engine
+    /// never reads a clock: the caller puts the time in (`--now`, or its clock).
+    #[default]
+    #[returns(copy)]
+    pub now: Option<i128>,
     #[default]
     #[returns(ref)]
     pub bindings: Vec<LayerBinding>,
@@ -353,7 +359,7 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Report { documents, findings: Vec::new(), layers: Vec::new() };
     }
-    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false);
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
     Report { documents, findings: run.findings, layers: run.layers }
 }
 
@@ -365,7 +371,7 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
         return None;
     }
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    Some(check::run(&compiled.policy, &inputs, &attached, &bindings, false))
+    Some(check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db)))
 }
 
 /// The answers of the policy's admission questions for a deployment.
@@ -376,7 +382,7 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
         return Vec::new();
     }
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false);
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -394,7 +400,8 @@ pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation = crate::explain::explain_bound(&compiled.policy, &inputs, &attached, &bindings);
+    let explanation =
+        crate::explain::explain_with(&compiled.policy, &inputs, &attached, &bindings, deployment.now(db));
     Explained { documents, explanation }
 }
 

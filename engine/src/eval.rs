@@ -19,6 +19,9 @@ pub struct Roots<'a> {
     pub all: &'a [Vec<(String, Val)>],
     /// The layer each document of a layered kind was checked as.
     pub layers: &'a [crate::layers::DocLayer],
+    /// The time of the check, in nanoseconds since the epoch, as the caller
+    /// gave it; `now()` is missing evidence without it.
+    pub now: Option<i128>,
 }
 
 /// The most steps one rule may take over one deployment: an expression
@@ -77,6 +80,7 @@ pub fn evaluate_rule_within(
             reads: trace.then(Vec::new),
             fuel,
             exhausted: false,
+            now: roots.now,
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -412,6 +416,8 @@ pub struct Evaluator<'a> {
     pub fuel: u64,
     /// A step was refused: from then on every value is unknown.
     pub exhausted: bool,
+    /// The time of the check (see [`Roots::now`]).
+    pub now: Option<i128>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -521,6 +527,8 @@ impl<'a> Evaluator<'a> {
             | ExprKind::ParseInt(b)
             | ExprKind::Trim(b)
             | ExprKind::Timestamp(b)
+            | ExprKind::DurationOf(_, b)
+            | ExprKind::Fold { list: b, .. }
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
             | ExprKind::Reason(b)
@@ -559,7 +567,10 @@ impl<'a> Evaluator<'a> {
         }
         let v = self.eval(e);
         if v.is_absent()
-            && matches!(e.kind, ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..))
+            && matches!(
+                e.kind,
+                ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..) | ExprKind::Now
+            )
         {
             return Some(missing_what(&v));
         }
@@ -738,14 +749,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Add(a, b) | ExprKind::Sub(a, b) | ExprKind::Mul(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
-                match (&x.kind, &y.kind) {
-                    (V::Int(p), V::Int(q)) => Val::computed(V::Int(match e.kind {
-                        ExprKind::Add(..) => p.saturating_add(*q),
-                        ExprKind::Sub(..) => p.saturating_sub(*q),
-                        _ => p.saturating_mul(*q),
-                    })),
-                    _ => Val::unknown(),
-                }
+                arithmetic(&e.kind, &x, &y)
             }
             ExprKind::Present(x) => Val::bool(!self.eval(x).is_absent()),
             ExprKind::Count(x) => {
@@ -872,10 +876,30 @@ impl<'a> Evaluator<'a> {
             ExprKind::Timestamp(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => match crate::time::rfc3339_seconds(s) {
-                        Some(t) => Val::new(V::Int(t), v.origin.clone()),
+                    V::Str(s) => match crate::time::rfc3339_nanos(s) {
+                        Some(t) => Val::new(V::Time(t), v.origin.clone()),
                         None => Val::new(V::Absent, v.origin.clone()),
                     },
+                    _ => v,
+                }
+            }
+            ExprKind::Fold { op, list, durations } => {
+                let l = self.eval(list);
+                let V::List(items) = &l.kind else { return l };
+                fold(*op, items, *durations).unwrap_or_else(|| match items.is_empty() {
+                    // The least of nothing is not there: what needs it is missing evidence.
+                    true => absent_below(&l, &e.text),
+                    false => Val::unknown(),
+                })
+            }
+            ExprKind::Now => match self.now {
+                Some(t) => Val::computed(V::Time(t)),
+                None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
+            },
+            ExprKind::DurationOf(unit, n) => {
+                let v = self.eval(n);
+                match &v.kind {
+                    V::Int(n) => Val::new(V::Duration(i128::from(*n) * i128::from(*unit)), v.origin.clone()),
                     _ => v,
                 }
             }
@@ -1018,10 +1042,69 @@ fn absent_below(parent: &Val, what: &str) -> Val {
     Val::missing(what, doc, span)
 }
 
+/// `sum`, `min` or `max` of a list of ints or durations; `None` when an
+/// entry is not one (absent or invalid: unknown) or, for `min` and `max`,
+/// when the list is empty. Sums saturate.
+pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
+    let mut acc: Option<i128> = None;
+    for item in items {
+        let n = match item.kind {
+            ValKind::Int(i) => i128::from(i),
+            ValKind::Duration(d) => d,
+            _ => return None,
+        };
+        acc = Some(match (op, acc) {
+            (_, None) => n,
+            (FoldOp::Sum, Some(a)) => a.saturating_add(n),
+            (FoldOp::Min, Some(a)) => a.min(n),
+            (FoldOp::Max, Some(a)) => a.max(n),
+        });
+    }
+    let n = match (op, acc) {
+        (FoldOp::Sum, None) => 0,
+        (_, None) => return None,
+        (_, Some(n)) => n,
+    };
+    Some(Val::computed(if durations {
+        ValKind::Duration(n)
+    } else {
+        ValKind::Int(n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+    }))
+}
+
+/// `a + b`, `a - b`, `a * b` over ints, instants and durations (the types
+/// lowering admits); unknown when an operand is absent or of another kind.
+/// Ints saturate; instants and durations are 128-bit nanoseconds.
+pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
+    use ValKind as V;
+    let (add, sub) = (matches!(op, ExprKind::Add(..)), matches!(op, ExprKind::Sub(..)));
+    let kind = match (&x.kind, &y.kind) {
+        (V::Int(p), V::Int(q)) => V::Int(if add {
+            p.saturating_add(*q)
+        } else if sub {
+            p.saturating_sub(*q)
+        } else {
+            p.saturating_mul(*q)
+        }),
+        (V::Time(p), V::Time(q)) if sub => V::Duration(p.saturating_sub(*q)),
+        (V::Time(p), V::Duration(q)) if add => V::Time(p.saturating_add(*q)),
+        (V::Duration(p), V::Time(q)) if add => V::Time(p.saturating_add(*q)),
+        (V::Time(p), V::Duration(q)) if sub => V::Time(p.saturating_sub(*q)),
+        (V::Duration(p), V::Duration(q)) if add => V::Duration(p.saturating_add(*q)),
+        (V::Duration(p), V::Duration(q)) if sub => V::Duration(p.saturating_sub(*q)),
+        (V::Duration(p), V::Int(q)) | (V::Int(q), V::Duration(p)) if !add && !sub => {
+            V::Duration(p.saturating_mul(i128::from(*q)))
+        }
+        _ => return Val::unknown(),
+    };
+    Val::computed(kind)
+}
+
 /// Order of two ints or two variants of one enumeration (declaration order).
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
         (ValKind::Int(x), ValKind::Int(y)) => Some(x.cmp(y)),
+        (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => Some(x.cmp(y)),
         (ValKind::Enum(e, x), ValKind::Enum(f, y)) if e == f => Some(x.cmp(y)),
         _ => None,
     }

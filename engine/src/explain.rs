@@ -54,17 +54,18 @@ pub struct Demotion {
 
 /// Checks a deployment with derivations, and derives the effective state.
 pub fn explain(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Explanation {
-    explain_bound(policy, inputs, attachments, &[])
+    explain_with(policy, inputs, attachments, &[], None)
 }
 
-/// [`explain`], with the caller's layer bindings.
-pub fn explain_bound(
+/// [`explain`], with the caller's layer bindings and time of the check (see [`check::check_with`]).
+pub fn explain_with(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
     bindings: &[Bound],
+    now: Option<i128>,
 ) -> Explanation {
-    let run = check::run(policy, inputs, attachments, bindings, true);
+    let run = check::run(policy, inputs, attachments, bindings, true, now);
     let mut cells = Vec::new();
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };

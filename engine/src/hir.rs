@@ -35,6 +35,9 @@ pub struct Policy {
     pub layers: Vec<LayersDef>,
     /// Admission questions, evaluated after every rule.
     pub questions: Vec<QuestionDef>,
+    /// Whether a rule or a question reads `now()`, the time of the check (a
+    /// report then says which time it was and where it came from).
+    pub reads_now: bool,
 }
 
 impl Policy {
@@ -227,6 +230,10 @@ pub enum Ty {
     Int,
     Str,
     Enum(EnumId),
+    /// An instant (`timestamp(s)`, `now()`).
+    Time,
+    /// A length of time (`t2 - t1`, `hours(72)`).
+    Duration,
     Record(RecordId),
     List(Box<Ty>),
     Map(Box<Ty>, Box<Ty>),
@@ -322,13 +329,53 @@ pub struct BoundDef {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SelectorDef {
-    Absent(String),
-    Equals(String, String),
+    /// A document whose top-level keys pass every test.
+    Keys(Vec<KeyTestDef>),
     /// The fenced JSON record after the one `marker` line of a Markdown file.
-    Markdown {
-        marker: String,
-        rule: CheckDef,
-    },
+    Markdown { marker: String, rule: CheckDef },
+}
+
+/// A test of a selector on one top-level key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyTestDef {
+    pub key: String,
+    pub test: KeyCondDef,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KeyCondDef {
+    Absent,
+    Present,
+    Equals(String),
+}
+
+impl SelectorDef {
+    /// The key tests (none for a Markdown kind).
+    pub fn tests(&self) -> &[KeyTestDef] {
+        match self {
+            SelectorDef::Keys(tests) => tests,
+            SelectorDef::Markdown { .. } => &[],
+        }
+    }
+
+    /// The value the selector requires of `key`, if it requires one.
+    pub fn value_of(&self, key: &str) -> Option<&str> {
+        self.tests().iter().find_map(|t| match &t.test {
+            KeyCondDef::Equals(v) if t.key == key => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Whether the selector requires `key` to be there (present, or with a value).
+    pub fn requires(&self, key: &str) -> bool {
+        self.tests().iter().any(|t| t.key == key && t.test != KeyCondDef::Absent)
+    }
+
+    /// Whether the selector requires `key` to be left out.
+    pub fn forbids(&self, key: &str) -> bool {
+        self.tests().iter().any(|t| t.key == key && t.test == KeyCondDef::Absent)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -497,6 +544,14 @@ pub enum Cmp {
     Ge,
 }
 
+/// What `sum`, `min` and `max` make of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FoldOp {
+    Sum,
+    Min,
+    Max,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Lit(Val),
@@ -550,8 +605,19 @@ pub enum ExprKind {
     Trim(Box<Expr>),
     /// A string read as an integer (absent if it is not one).
     ParseInt(Box<Expr>),
-    /// An RFC 3339 timestamp as seconds since the epoch (absent if malformed).
+    /// An RFC 3339 date-time as an instant (absent if malformed).
     Timestamp(Box<Expr>),
+    /// The time of the check, as the caller gave it (absent when it gave none).
+    Now,
+    /// An int of a unit of time (`hours(72)`): the unit in nanoseconds.
+    DurationOf(i64, Box<Expr>),
+    /// `sum(xs)`, `min(xs)`, `max(xs)` over a list of ints or durations
+    /// (`durations`: the sum of none is `0s`, not `0`), every entry counted.
+    Fold {
+        op: FoldOp,
+        list: Box<Expr>,
+        durations: bool,
+    },
     /// Whether a string matches a regular expression (compiled when lowering).
     Matches(Box<Expr>, Regex),
     /// Why a value is absent: what is missing, and why a file was not read.

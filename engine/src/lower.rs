@@ -233,6 +233,8 @@ impl Lowerer {
             Ty::Bool => "bool".into(),
             Ty::Int => "int".into(),
             Ty::Str => "string".into(),
+            Ty::Time => "time".into(),
+            Ty::Duration => "duration".into(),
             Ty::Enum(e) => self.policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
             Ty::Record(r) => self.policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
             Ty::List(t) => format!("list {}", self.ty_name(t)),
@@ -582,6 +584,58 @@ impl Lowerer {
                 self.field_clauses(id as RecordId, field, *f);
             }
         }
+        self.overlapping_kinds();
+    }
+
+    /// Two document kinds whose selectors one document can satisfy both:
+    /// which it is would depend on the order of declaration, so it is an
+    /// error, located at both selectors. Tests on one key exclude each other
+    /// when one says `absent` and the other not, or both name different values.
+    fn overlapping_kinds(&mut self) {
+        let excludes = |a: &KeyCondDef, b: &KeyCondDef| match (a, b) {
+            (KeyCondDef::Absent, KeyCondDef::Absent) => false,
+            (KeyCondDef::Absent, _) | (_, KeyCondDef::Absent) => true,
+            (KeyCondDef::Equals(x), KeyCondDef::Equals(y)) => x != y,
+            _ => false,
+        };
+        let mut found = Vec::new();
+        let docs = &self.policy.documents;
+        for (j, b) in docs.iter().enumerate() {
+            for a in &docs[..j] {
+                let (SelectorDef::Keys(ta), SelectorDef::Keys(tb)) = (&a.selector, &b.selector) else { continue };
+                let apart = ta.iter().any(|x| tb.iter().any(|y| x.key == y.key && excludes(&x.test, &y.test)));
+                if apart {
+                    continue;
+                }
+                // A key one kind requires and the other does not test: the other can refuse it.
+                let hint = tb
+                    .iter()
+                    .find(|y| y.test != KeyCondDef::Absent && !ta.iter().any(|x| x.key == y.key))
+                    .map(|y| format!("add `and {} absent` to the selector of `{}`", y.key, a.name))
+                    .or_else(|| {
+                        ta.iter()
+                            .find(|x| x.test != KeyCondDef::Absent && !tb.iter().any(|y| y.key == x.key))
+                            .map(|x| format!("add `and {} absent` to the selector of `{}`", x.key, b.name))
+                    })
+                    .unwrap_or_else(|| "make one selector refuse what the other requires".into());
+                let at = |d: &DocumentDef| match &d.selector {
+                    SelectorDef::Keys(t) if !t.is_empty() => {
+                        Loc { file: t[0].loc.file, span: t[0].loc.span.join(t[t.len() - 1].loc.span) }
+                    }
+                    _ => d.loc,
+                };
+                found.push((at(b), at(a), a.name.clone(), b.name.clone(), hint));
+            }
+        }
+        for (here, there, a, b, hint) in found {
+            let d = self.error(
+                "overlapping-kinds",
+                here,
+                format!("a document can be both `{a}` and `{b}`: its kind would depend on the order of declaration"),
+            );
+            d.labels.push((there, format!("`{a}` is selected here")));
+            d.help = Some(hint);
+        }
     }
 
     fn checks(&mut self, checks: &[ast::CheckRule], file: u32) -> Checks {
@@ -627,8 +681,20 @@ impl Lowerer {
             .map(|x| ForbidDef { key: x.key.text.clone(), rule: x.rule.text.clone(), loc: Loc { file, span: x.span } })
             .collect();
         let selector = match &d.selector {
-            ast::Selector::Absent(k) => SelectorDef::Absent(k.text.clone()),
-            ast::Selector::Equals(k, v) => SelectorDef::Equals(k.text.clone(), v.text.clone()),
+            ast::Selector::Keys(tests) => SelectorDef::Keys(
+                tests
+                    .iter()
+                    .map(|t| KeyTestDef {
+                        key: t.key.text.clone(),
+                        test: match &t.test {
+                            ast::KeyCond::Absent => KeyCondDef::Absent,
+                            ast::KeyCond::Present => KeyCondDef::Present,
+                            ast::KeyCond::Equals(v) => KeyCondDef::Equals(v.text.clone()),
+                        },
+                        loc: Loc { file, span: t.span },
+                    })
+                    .collect(),
+            ),
             ast::Selector::Markdown { marker, rule } => SelectorDef::Markdown {
                 marker: marker.text.clone(),
                 rule: CheckDef { rule: rule.text.clone(), loc: Loc { file, span: rule.span } },
@@ -1628,22 +1694,71 @@ impl<'a> RuleLowerer<'a> {
             B::Add | B::Sub | B::Mul => {
                 let (x, at) = self.expr(a);
                 let (y, bt) = self.expr(b);
-                self.expect(&at, &Ty::Int, a);
-                self.expect(&bt, &Ty::Int, b);
+                let ty = self.arithmetic(op, &at, &bt, a, b, e);
                 let (x, y) = (Box::new(x), Box::new(y));
                 let kind = match op {
                     B::Add => ExprKind::Add(x, y),
                     B::Sub => ExprKind::Sub(x, y),
                     _ => ExprKind::Mul(x, y),
                 };
-                (kind, Ty::Int)
+                (kind, ty)
             }
         }
     }
 
+    /// The type of `a + b`, `a - b` or `a * b`: ints; an instant minus an
+    /// instant is a duration; an instant plus or minus a duration an instant;
+    /// durations add, subtract and are multiplied by an int.
+    fn arithmetic(&mut self, op: ast::BinOp, at: &Ty, bt: &Ty, a: &ast::Expr, b: &ast::Expr, e: &ast::Expr) -> Ty {
+        use ast::BinOp as B;
+        let found = match (op, at, bt) {
+            (_, Ty::Error, _) | (_, _, Ty::Error) => Some(Ty::Error),
+            (_, Ty::Int, Ty::Int) => Some(Ty::Int),
+            (B::Sub, Ty::Time, Ty::Time) => Some(Ty::Duration),
+            (B::Add | B::Sub, Ty::Time, Ty::Duration) | (B::Add, Ty::Duration, Ty::Time) => Some(Ty::Time),
+            (B::Add | B::Sub, Ty::Duration, Ty::Duration) => Some(Ty::Duration),
+            (B::Mul, Ty::Duration, Ty::Int) | (B::Mul, Ty::Int, Ty::Duration) => Some(Ty::Duration),
+            _ => None,
+        };
+        if let Some(ty) = found {
+            return ty;
+        }
+        let timed = |t: &Ty| matches!(t, Ty::Time | Ty::Duration);
+        if !timed(at) && !timed(bt) {
+            // Ints only: name the operand that is not one.
+            self.expect(at, &Ty::Int, a);
+            self.expect(bt, &Ty::Int, b);
+            return Ty::Int;
+        }
+        let (x, y) = (self.ty_name(at), self.ty_name(bt));
+        let help = match (at, bt) {
+            (Ty::Time | Ty::Duration, Ty::Int) | (Ty::Int, Ty::Time | Ty::Duration) => {
+                "an int has no unit: write the length of time with one, e.g. `hours(72)`, `days(7)`, `seconds(30)`"
+            }
+            (Ty::Str, _) | (_, Ty::Str) => "read the string as an instant first: `timestamp(s)`",
+            _ => "instants subtract to a duration (`t2 - t1`); a duration is added to an instant or another duration",
+        };
+        self.lw
+            .error(
+                "type-mismatch",
+                self.loc(e.span),
+                format!(
+                    "`{}` {} `{x}` and `{y}`",
+                    print::expr(e),
+                    match op {
+                        B::Add => "adds",
+                        B::Sub => "subtracts",
+                        _ => "multiplies",
+                    }
+                ),
+            )
+            .help = Some(help.into());
+        Ty::Error
+    }
+
     fn ordered(&self, ty: &Ty) -> bool {
         match ty {
-            Ty::Int | Ty::Error => true,
+            Ty::Int | Ty::Time | Ty::Duration | Ty::Error => true,
             Ty::Enum(e) => self.lw.policy.enums[*e as usize].order != EnumOrder::None,
             _ => false,
         }
@@ -1666,7 +1781,21 @@ impl<'a> RuleLowerer<'a> {
             }
             _ => {
                 let (x, y) = (self.ty_name(a), self.ty_name(b));
-                self.mismatch(e.span, format!("`{}` compares `{x}` with `{y}`", print::expr(e)));
+                let d = self.lw.error(
+                    "type-mismatch",
+                    self.loc(e.span),
+                    format!("`{}` compares `{x}` with `{y}`", print::expr(e)),
+                );
+                d.help = match (a, b) {
+                    (Ty::Duration, Ty::Int) | (Ty::Int, Ty::Duration) => Some(
+                        "an int has no unit: write the length of time with one, e.g. `hours(72)`, `days(7)`, `seconds(30)`"
+                            .into(),
+                    ),
+                    (Ty::Time, Ty::Str) | (Ty::Str, Ty::Time) => {
+                        Some("read the string as an instant first: `timestamp(s)`".into())
+                    }
+                    _ => None,
+                };
             }
         }
     }
@@ -1756,6 +1885,47 @@ impl<'a> RuleLowerer<'a> {
                 }
                 (ExprKind::Empty(x), Ty::Bool)
             }
+            "sum" | "max" | "min" if args.len() == 1 || name.text == "sum" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                let elem = match &t {
+                    Ty::List(el) => (**el).clone(),
+                    Ty::Error => Ty::Error,
+                    other => {
+                        let t = self.ty_name(other);
+                        self.mismatch(args[0].span, format!("`{}` of one argument needs a list, not `{t}`", name.text));
+                        return unknown;
+                    }
+                };
+                let fine = match (name.text.as_str(), &elem) {
+                    (_, Ty::Int | Ty::Duration | Ty::Error) => true,
+                    ("sum", _) => false,
+                    _ => self.ordered(&elem),
+                };
+                if !fine {
+                    let t = self.ty_name(&elem);
+                    let d = self.lw.error(
+                        "type-mismatch",
+                        self.loc(args[0].span),
+                        format!("`{}` needs a list of ints or durations, not of `{t}`", name.text),
+                    );
+                    d.help = Some(format!(
+                        "make a list of numbers from it: `{}([x.FIELD for x in {}])`",
+                        name.text,
+                        print::expr(&args[0])
+                    ));
+                    return unknown;
+                }
+                let op = match name.text.as_str() {
+                    "sum" => FoldOp::Sum,
+                    "min" => FoldOp::Min,
+                    _ => FoldOp::Max,
+                };
+                let durations = elem == Ty::Duration;
+                (ExprKind::Fold { op, list: x, durations }, elem)
+            }
             "max" | "min" => {
                 if !arity(self.lw, 2, loc) {
                     return unknown;
@@ -1769,6 +1939,27 @@ impl<'a> RuleLowerer<'a> {
                 let (x, y) = (Box::new(x), Box::new(y));
                 (if name.text == "max" { ExprKind::Max(x, y) } else { ExprKind::Min(x, y) }, at)
             }
+            "now" => {
+                if !arity(self.lw, 0, loc) {
+                    return unknown;
+                }
+                self.lw.policy.reads_now = true;
+                (ExprKind::Now, Ty::Time)
+            }
+            "days" | "hours" | "minutes" | "seconds" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                self.expect(&t, &Ty::Int, &args[0]);
+                let unit: i64 = match name.text.as_str() {
+                    "days" => 86_400,
+                    "hours" => 3_600,
+                    "minutes" => 60,
+                    _ => 1,
+                };
+                (ExprKind::DurationOf(unit * 1_000_000_000, x), Ty::Duration)
+            }
             "lower" | "int" | "timestamp" | "trim" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
@@ -1779,7 +1970,7 @@ impl<'a> RuleLowerer<'a> {
                     "lower" => (ExprKind::Lower(x), Ty::Str),
                     "int" => (ExprKind::ParseInt(x), Ty::Int),
                     "trim" => (ExprKind::Trim(x), Ty::Str),
-                    _ => (ExprKind::Timestamp(x), Ty::Int),
+                    _ => (ExprKind::Timestamp(x), Ty::Time),
                 }
             }
             "split" | "trim_suffix" => {
@@ -1974,7 +2165,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 19] = [
+const BUILTINS: [&str; 25] = [
     "present",
     "absent",
     "count",
@@ -1993,6 +2184,12 @@ const BUILTINS: [&str; 19] = [
     "holds",
     "reason",
     "trim",
+    "now",
+    "days",
+    "hours",
+    "minutes",
+    "seconds",
+    "sum",
     "bound_to",
 ];
 

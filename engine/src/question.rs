@@ -48,6 +48,7 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             reads: trace.then(Vec::new),
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
+            now: run.now,
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);
     }

@@ -114,8 +114,9 @@ pub fn discover(files: &[File<'_>]) -> Vec<Case> {
     cases.into_iter().map(|((rule, name), files)| Case { fires: name.starts_with("fail"), rule, name, files }).collect()
 }
 
-/// Runs every case against the policy and measures coverage of `rules`.
-pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>]) -> TestReport {
+/// Runs every case against the policy and measures coverage of `rules`;
+/// `now()` reads `now` (nanoseconds since the epoch, see [`check::check_at`]).
+pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i128>) -> TestReport {
     let cases = discover(files);
     let mut report = TestReport::default();
     for rule in rules {
@@ -128,7 +129,7 @@ pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>]) -> TestReport 
             unknown_rules.insert(case.rule.clone());
             continue;
         }
-        let findings = match run_case(policy, case, files) {
+        let findings = match run_case(policy, case, files, now) {
             Ok(findings) => findings,
             Err(problem) => {
                 report.results.push(CaseResult { case: case.clone(), problem: Some(problem), outcomes: Vec::new() });
@@ -251,9 +252,9 @@ fn case_bindings(case: &Case, files: &[File<'_>]) -> Result<Vec<(String, String)
 }
 
 /// Checks a case's documents as one deployment, with the files they name
-/// attached and the layers its [`LAYERS_FILE`] binds; `Err` when that file is
+/// attached and the layers its [`LAYERS_FILE`] binds, at time `now`; `Err` when that file is
 /// not well formed.
-pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>]) -> Result<Vec<Finding>, String> {
+pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Result<Vec<Finding>, String> {
     let binds = case_bindings(case, files)?;
     let members: Vec<&File<'_>> = case
         .files
@@ -306,7 +307,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>]) -> Result<Vec<
             Some(Bound { input, layer, by: BoundBy::Flag })
         })
         .collect();
-    Ok(check::check_bound(policy, &inputs, &attachments, &bindings))
+    Ok(check::check_with(policy, &inputs, &attachments, &bindings, now))
 }
 
 /// How many lines differ between two twins (files matched by name).

@@ -1,87 +1,99 @@
-//! RFC 3339 timestamps to seconds since the Unix epoch, with no dependency:
-//! `2026-08-11T09:00:00Z`, `2026-08-11T09:00:00.5+02:00`.
+//! Instants and durations of the language: RFC 3339 date-times read by jiff,
+//! held as nanoseconds since the Unix epoch, so that every comparison and
+//! every difference keeps the fractional seconds a document wrote.
+//!
+//! jiff's parser reads a superset of RFC 3339 (the Temporal grammar: basic
+//! format, offsets without minutes, annotations in brackets). A document
+//! that writes one of those is not writing RFC 3339, so the text is first
+//! held to the RFC's shape (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`),
+//! and jiff then judges the values (the calendar, the ranges) and converts.
 
-/// Seconds since 1970-01-01T00:00:00Z, or `None` when `s` is not an RFC 3339 date-time.
-pub fn rfc3339_seconds(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+/// Nanoseconds since 1970-01-01T00:00:00Z, or `None` when `s` is not an RFC 3339 date-time.
+pub fn rfc3339_nanos(s: &str) -> Option<i128> {
+    if !rfc3339_shape(s.as_bytes()) {
         return None;
     }
-    let num = |from: usize, to: usize| -> Option<i64> {
-        let part = s.get(from..to)?;
-        if part.bytes().all(|c| c.is_ascii_digit()) { part.parse().ok() } else { None }
-    };
-    let (year, month, day) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-    let (hour, minute, second) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
-    if !(1..=12).contains(&month)
-        || day < 1
-        || day > days_in_month(year, month)
-        || hour > 23
-        || minute > 59
-        || second > 60
+    s.parse::<jiff::Timestamp>().ok().map(|t| t.as_nanosecond())
+}
+
+/// Whether `b` has the shape of an RFC 3339 `date-time` (section 5.6):
+/// `full-date "T" full-time`, `T` and `Z` in either case, a fraction of at
+/// least one digit (at most nine: jiff counts in nanoseconds), and an
+/// offset of `Z` or a sign with two-digit hours and minutes.
+fn rfc3339_shape(b: &[u8]) -> bool {
+    let digits = |from: usize, to: usize| b.get(from..to).is_some_and(|p| p.iter().all(u8::is_ascii_digit));
+    if b.len() < 20
+        || !digits(0, 4)
+        || b[4] != b'-'
+        || !digits(5, 7)
+        || b[7] != b'-'
+        || !digits(8, 10)
+        || !matches!(b[10], b'T' | b't')
+        || !digits(11, 13)
+        || b[13] != b':'
+        || !digits(14, 16)
+        || b[16] != b':'
+        || !digits(17, 19)
     {
-        return None;
+        return false;
     }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
+    let mut rest = &b[19..];
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 || n > 9 {
+            return false;
         }
-        rest = &frac[digits..];
+        rest = &frac[n..];
     }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let o = rest.as_bytes();
-            if o.len() != 6 || o[3] != b':' {
-                return None;
-            }
-            let (h, m) = (rest[1..3].parse::<i64>().ok()?, rest[4..6].parse::<i64>().ok()?);
-            if h > 23 || m > 59 {
-                return None;
-            }
-            sign * (h * 3600 + m * 60)
-        }
-    };
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
+    match rest {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
+        _ => false,
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// An instant as RFC 3339 in UTC, with as many fractional digits as it needs.
+pub fn show_instant(nanos: i128) -> String {
+    match jiff::Timestamp::from_nanosecond(nanos) {
+        Ok(t) => t.to_string(),
+        Err(_) => format!("{nanos} ns after the epoch"),
+    }
 }
+
+/// A duration as a person reads it: `72h`, `72h 999ms`, `-1s`, `0s`.
+pub fn show_duration(nanos: i128) -> String {
+    use jiff::fmt::friendly::{Direction, SpanPrinter};
+    const PRINTER: SpanPrinter = SpanPrinter::new().direction(Direction::Sign);
+    let secs = nanos / NANOS_PER_SECOND;
+    match i64::try_from(secs) {
+        Ok(secs) => PRINTER.duration_to_string(&jiff::SignedDuration::new(secs, (nanos % NANOS_PER_SECOND) as i32)),
+        Err(_) => format!("{nanos}ns"),
+    }
+}
+
+/// Nanoseconds in one unit of a duration constructor.
+pub const NANOS_PER_SECOND: i128 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {
-    use super::rfc3339_seconds;
+    use super::{rfc3339_nanos, show_duration, show_instant};
+
+    const S: i128 = 1_000_000_000;
 
     #[test]
     fn reads_rfc3339() {
-        assert_eq!(rfc3339_seconds("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(rfc3339_seconds("2026-08-11T09:00:00Z"), Some(1_786_438_800));
-        assert_eq!(rfc3339_seconds("2026-08-11T11:00:00+02:00"), rfc3339_seconds("2026-08-11T09:00:00Z"));
-        assert_eq!(rfc3339_seconds("2024-02-29T00:00:00.25Z"), Some(1_709_164_800));
+        assert_eq!(rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_nanos("2026-08-11T09:00:00Z"), Some(1_786_438_800 * S));
+        assert_eq!(rfc3339_nanos("2026-08-11T11:00:00+02:00"), rfc3339_nanos("2026-08-11T09:00:00Z"));
+        assert_eq!(rfc3339_nanos("2024-02-29T00:00:00.25Z"), Some(1_709_164_800 * S + S / 4));
+        assert_eq!(rfc3339_nanos("1970-01-01t00:00:00.000000001z"), Some(1));
+    }
+
+    #[test]
+    fn keeps_fractional_seconds() {
+        let a = rfc3339_nanos("2026-08-11T09:00:00Z").unwrap();
+        let b = rfc3339_nanos("2026-08-14T09:00:00.999Z").unwrap();
+        assert_eq!(b - a, 72 * 3600 * S + 999_000_000);
     }
 
     #[test]
@@ -94,8 +106,29 @@ mod tests {
             "2026-08-11T09:00:00",
             "2026-08-11 09:00:00Z",
             "２026-08-11T09:00:00Z",
+            "2026-08-11T09:00:00-+9:00",
+            "2026-08-11T09:00:00+9:00",
+            "2026-08-11T09:00:00+09",
+            "2026-08-11T09:00:00+0900",
+            "2026-08-11T09:00:00.Z",
+            "2026-08-11T09:00:00,5Z",
+            "2026-08-11T09:00:00.1234567890Z",
+            "20260811T090000Z",
+            "2026-08-11T09:00:00Z[Europe/Paris]",
+            "2026-08-11T24:00:00Z",
+            "2026-08-11T09:00:00+24:00",
         ] {
-            assert_eq!(rfc3339_seconds(bad), None, "{bad}");
+            assert_eq!(rfc3339_nanos(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn shows_instants_and_durations() {
+        assert_eq!(show_instant(0), "1970-01-01T00:00:00Z");
+        assert_eq!(show_instant(S / 2), "1970-01-01T00:00:00.5Z");
+        assert_eq!(show_duration(72 * 3600 * S), "72h");
+        assert_eq!(show_duration(72 * 3600 * S + 999_000_000), "72h 999ms");
+        assert_eq!(show_duration(-S), "-1s");
+        assert_eq!(show_duration(0), "0s");
     }
 }

@@ -47,6 +47,10 @@ pub enum ValKind {
     Int(i64),
     Str(Arc<str>),
     Enum(EnumId, u32),
+    /// An instant: nanoseconds since 1970-01-01T00:00:00Z.
+    Time(i128),
+    /// A length of time in nanoseconds (negative when the second instant is earlier).
+    Duration(i128),
     List(Arc<Vec<Val>>),
     /// Entries in document order; keys are scalars.
     Map(Arc<Vec<(Val, Val)>>),
@@ -66,6 +70,8 @@ pub enum IdKey<'v> {
     Int(i64),
     Str(&'v str),
     Enum(EnumId, u32),
+    Time(i128),
+    Duration(i128),
 }
 
 /// A three-valued truth.
@@ -126,6 +132,7 @@ impl Val {
             (Int(a), Int(b)) => a == b,
             (Str(a), Str(b)) => a == b,
             (Enum(e, a), Enum(f, b)) => e == f && a == b,
+            (Time(a), Time(b)) | (Duration(a), Duration(b)) => a == b,
             (Row(m, a), Row(n, b)) => m == n && a == b,
             (List(a), List(b)) => {
                 if a.len() != b.len() {
@@ -164,6 +171,8 @@ impl Val {
             ValKind::Int(i) => write!(key, "i:{i}").ok()?,
             ValKind::Str(s) => write!(key, "s:{s}").ok()?,
             ValKind::Enum(e, v) => write!(key, "e{e}:{v}").ok()?,
+            ValKind::Time(t) => write!(key, "t:{t}").ok()?,
+            ValKind::Duration(d) => write!(key, "d:{d}").ok()?,
             ValKind::Record(r, fields) => {
                 let id = policy.records.get(*r as usize)?.identity?;
                 return fields.get(id)?.identity(policy);
@@ -182,6 +191,8 @@ impl Val {
             ValKind::Int(i) => Some(IdKey::Int(*i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
             ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
+            ValKind::Time(t) => Some(IdKey::Time(*t)),
+            ValKind::Duration(d) => Some(IdKey::Duration(*d)),
             ValKind::Record(r, fields) => {
                 let id = policy.records.get(*r as usize)?.identity?;
                 fields.get(id)?.id_key(policy)
@@ -198,6 +209,8 @@ impl Val {
             ValKind::Int(i) => i.to_string(),
             ValKind::Str(s) => s.to_string(),
             ValKind::Enum(e, v) => policy.variant_name(*e, *v).to_string(),
+            ValKind::Time(t) => crate::time::show_instant(*t),
+            ValKind::Duration(d) => crate::time::show_duration(*d),
             ValKind::List(items) => {
                 let parts: Vec<String> = items.iter().map(|v| v.display(policy)).collect();
                 format!("[{}]", parts.join(", "))

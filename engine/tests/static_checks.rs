@@ -388,3 +388,85 @@ question q.second
 "#,
     );
 }
+
+#[test]
+fn an_int_is_not_a_duration() {
+    check(
+        r#"
+rule a.b
+  for i in doc.items
+  require timestamp(i.name) - timestamp(i.name) <= 72 * 3600 else fail "x"
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ type-mismatch: `timestamp(i.name) - timestamp(i.name) <= 72 * 3600` compares `duration` with `int` | help: an int has no unit: write the length of time with one, e.g. `hours(72)`, `days(7)`, `seconds(30)`
+"#,
+    );
+}
+
+#[test]
+fn instants_do_not_add() {
+    check(
+        r#"
+rule a.b
+  for i in doc.items
+  require timestamp(i.name) + now() > now() else fail "x"
+          ^^^^^^^^^^^^^^^^^^^^^^^^^ type-mismatch: `timestamp(i.name) + now()` adds `time` and `time` | help: instants subtract to a duration (`t2 - t1`); a duration is added to an instant or another duration
+"#,
+    );
+}
+
+#[test]
+fn an_instant_is_not_a_string() {
+    check(
+        r#"
+rule a.b
+  for i in doc.items
+  require now() > i.name else fail "x"
+          ^^^^^^^^^^^^^^ type-mismatch: `now() > i.name` compares `time` with `string` | help: read the string as an instant first: `timestamp(s)`
+"#,
+    );
+}
+
+#[test]
+fn now_takes_no_argument() {
+    check(
+        r#"
+rule a.b
+  for i in doc.items
+  require timestamp(i.name) < now(1) else fail "x"
+                              ^^^^^^ arity: `now` takes 0 arguments, found 1
+"#,
+    );
+}
+
+#[test]
+fn two_kinds_that_can_claim_one_document() {
+    check(
+        r#"
+document Pack as pack where cases present {
+                            ^^^^^^^^^^^^^ overlapping-kinds: a document can be both `Doc` and `Pack`: its kind would depend on the order of declaration | help: add `and cases absent` to the selector of `Doc`
+  on syntax rule p.syntax
+  on duplicate_key rule p.duplicate_key
+  on unknown_key rule p.unknown_key
+  on type rule p.type
+  cases: list string
+}
+document Log as log where kind == "log" and cases absent {
+  on syntax rule l.syntax
+  on duplicate_key rule l.duplicate_key
+  on unknown_key rule l.unknown_key
+  on type rule l.type
+  kind: string
+}
+"#,
+    );
+}
+
+#[test]
+fn sum_adds_numbers() {
+    check(
+        r#"
+rule a.b
+  require sum(doc.items) >= 1 else fail "x"
+              ^^^^^^^^^ type-mismatch: `sum` needs a list of ints or durations, not of `Item` | help: make a list of numbers from it: `sum([x.FIELD for x in doc.items])`
+"#,
+    );
+}

@@ -178,17 +178,30 @@ pub struct RecordDecl {
     pub span: Span,
 }
 
-/// How a document kind is recognised: by a top-level key's absence or value.
+/// How a document kind is recognised: by top-level keys' absence, presence or value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
-    Absent(Name),
-    Equals(Name, Name),
+    /// Every test holds (`where cases present and kind absent`).
+    Keys(Vec<KeyTest>),
     /// A fenced record after the one marker line of a Markdown file; the rule
     /// reports a missing, repeated or unfenced marker.
-    Markdown {
-        marker: Name,
-        rule: Name,
-    },
+    Markdown { marker: Name, rule: Name },
+}
+
+/// One test of a selector on a top-level key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyTest {
+    pub key: Name,
+    pub test: KeyCond,
+    /// The whole test, `kind == "log"`.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyCond {
+    Absent,
+    Present,
+    Equals(Name),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

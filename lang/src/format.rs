@@ -341,13 +341,17 @@ impl<'a> Layout<'a> {
                         header.push_str(&format!(", {}", all.text));
                     }
                     let after = match &d.selector {
-                        Selector::Absent(key) => {
-                            header.push_str(&format!(" where {} absent", key.text));
-                            self.next_code(key.span.end) + "absent".len()
-                        }
-                        Selector::Equals(key, value) => {
-                            header.push_str(&format!(" where {} == {}", key.text, print::quote(&value.text)));
-                            value.span.end
+                        Selector::Keys(tests) => {
+                            let shown: Vec<String> = tests
+                                .iter()
+                                .map(|t| match &t.test {
+                                    KeyCond::Absent => format!("{} absent", t.key.text),
+                                    KeyCond::Present => format!("{} present", t.key.text),
+                                    KeyCond::Equals(v) => format!("{} == {}", t.key.text, print::quote(&v.text)),
+                                })
+                                .collect();
+                            header.push_str(&format!(" where {}", shown.join(" and ")));
+                            tests.last().map_or(d.binder.span.end, |t| t.span.end)
                         }
                         Selector::Markdown { marker, rule } => {
                             let marker = print::quote(&marker.text);

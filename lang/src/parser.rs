@@ -320,7 +320,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::enum_order => "`tightest_first` or `ordered`",
         Rule::variant => "a variant",
         Rule::identity => "`identity`",
-        Rule::selector => "`where KEY absent` or `where KEY == \"value\"`",
+        Rule::selector => "`where KEY absent`, `where KEY present` or `where KEY == \"value\"`",
+        Rule::key_test => "`KEY absent`, `KEY present` or `KEY == \"value\"`",
         Rule::check_rule => "`on`",
         Rule::check_kind => "`syntax`, `duplicate_key`, `unknown_key` or `type`",
         Rule::forbid => "`forbid`",
@@ -510,15 +511,22 @@ impl Builder {
             let rule = self.name(s.next().expect("rule id"));
             Selector::Markdown { marker, rule }
         } else {
-            let mut s = selector.into_inner();
-            let key = self.name(s.next().expect("selector key"));
-            match s.next() {
-                Some(v) if v.as_rule() == Rule::string => {
-                    let span = self.span(&v);
-                    Selector::Equals(key, Name { text: unescape(string_body(&v)), span })
-                }
-                _ => Selector::Absent(key),
+            let mut tests = Vec::new();
+            for t in selector.into_inner().filter(|p| p.as_rule() == Rule::key_test) {
+                let span = self.span(&t);
+                let mut s = t.into_inner();
+                let key = self.name(s.next().expect("selector key"));
+                let test = match s.next() {
+                    Some(v) if v.as_rule() == Rule::string => {
+                        let span = self.span(&v);
+                        KeyCond::Equals(Name { text: unescape(string_body(&v)), span })
+                    }
+                    Some(v) if v.as_rule() == Rule::selector_present => KeyCond::Present,
+                    _ => KeyCond::Absent,
+                };
+                tests.push(KeyTest { key, test, span });
             }
+            Selector::Keys(tests)
         };
         let mut decl = DocumentDecl {
             docs,

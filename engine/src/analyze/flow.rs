@@ -82,12 +82,14 @@ pub fn analyse(policy: &Policy) -> Flow {
     }
     // A selector's value is a literal the selector field must hold.
     for d in &policy.documents {
-        if let SelectorDef::Equals(key, value) = &d.selector
-            && let Some(f) = policy.records[d.record as usize].field(key)
-        {
-            let a = cx.site(Site { record: d.record, field: f, key: false });
-            let b = cx.literal(value);
-            cx.union(a, b);
+        for t in d.selector.tests() {
+            if let KeyCondDef::Equals(value) = &t.test
+                && let Some(f) = policy.records[d.record as usize].field(&t.key)
+            {
+                let a = cx.site(Site { record: d.record, field: f, key: false });
+                let b = cx.literal(value);
+                cx.union(a, b);
+            }
         }
     }
     for rule in &policy.rules {
@@ -244,7 +246,7 @@ impl Cx<'_> {
             ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or(Abs::Other),
             ExprKind::Doc(k) => Abs::Rec(self.policy.documents[*k as usize].record),
             ExprKind::Docs(k) => Abs::List(Box::new(Abs::Rec(self.policy.documents[*k as usize].record))),
-            ExprKind::Matrix(_) | ExprKind::Domain(_) => Abs::Other,
+            ExprKind::Matrix(_) | ExprKind::Domain(_) | ExprKind::Now => Abs::Other,
             ExprKind::Field(base, i) => match self.eval(base) {
                 Abs::Rec(r) => {
                     self.read.insert((r, *i));
@@ -319,7 +321,11 @@ impl Cx<'_> {
                 }
                 Abs::Other
             }
-            ExprKind::Count(x) | ExprKind::Reason(x) | ExprKind::BoundTo(x, _) => {
+            ExprKind::Count(x)
+            | ExprKind::Reason(x)
+            | ExprKind::DurationOf(_, x)
+            | ExprKind::Fold { list: x, .. }
+            | ExprKind::BoundTo(x, _) => {
                 self.eval(x);
                 Abs::Other
             }

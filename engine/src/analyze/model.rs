@@ -245,16 +245,17 @@ impl Mk<'_> {
         let mut nodes = Vec::new();
         let mut syms = Vec::new();
         for (i, f) in def.fields.iter().enumerate() {
-            let fixed = match selector {
-                Some(SelectorDef::Equals(k, v)) if *k == f.name => Some(v.clone()),
-                _ => None,
-            };
+            let fixed = selector.and_then(|s| s.value_of(&f.name)).map(str::to_string);
+            // A key the selector tests for is there, or left out, in every document of the kind.
+            let required = selector.is_some_and(|s| s.requires(&f.name));
+            let forbidden = selector.is_some_and(|s| s.forbids(&f.name));
             let read = self.flow.read.contains(&(r, i))
                 || !f.bounds.is_empty()
                 || f.unique.is_some()
                 || def.identity == Some(i)
-                || fixed.is_some();
-            if layer_key == Some(f.name.as_str()) || (f.optional && !read) {
+                || fixed.is_some()
+                || required;
+            if layer_key == Some(f.name.as_str()) || (f.optional && !read) || forbidden {
                 // Nothing reads it: the document leaves it out.
                 let sym = match &f.default {
                     Some(d) if !matches!(f.ty, Ty::Map(..)) => self.default(d),
@@ -264,7 +265,7 @@ impl Mk<'_> {
                 syms.push(sym);
                 continue;
             }
-            let p = if f.optional { self.presence(present) } else { present };
+            let p = if f.optional && !required { self.presence(present) } else { present };
             let (node, raw) = if let Some(v) = &fixed {
                 self.scalar(vec![Atom::Str(v.as_str().into())], p)
             } else {
@@ -534,6 +535,9 @@ pub fn decode(policy: &Policy, b: &Builder, node: &Node) -> Option<Out> {
                 Atom::Int(x) => Out::Int(*x),
                 Atom::Str(s) => Out::Str(s.to_string()),
                 Atom::Enum(e, v) => Out::Str(policy.variant_name(*e, *v).to_string()),
+                // No field holds one (documents write instants as strings); written as text.
+                Atom::Time(t) => Out::Str(crate::time::show_instant(*t)),
+                Atom::Duration(d) => Out::Str(crate::time::show_duration(*d)),
             })
         }
         Node::Record { present, fields } => {

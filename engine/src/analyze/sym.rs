@@ -22,13 +22,43 @@ pub enum Atom {
     Int(i64),
     Str(Arc<str>),
     Enum(EnumId, u32),
+    /// An instant, in nanoseconds since the epoch.
+    Time(i128),
+    /// A duration, in nanoseconds.
+    Duration(i128),
 }
 
 impl Atom {
+    /// The atom as a value of the evaluator.
+    pub fn to_val(&self) -> Val {
+        Val::computed(match self {
+            Atom::Bool(x) => ValKind::Bool(*x),
+            Atom::Int(x) => ValKind::Int(*x),
+            Atom::Str(x) => ValKind::Str(x.clone()),
+            Atom::Enum(e, x) => ValKind::Enum(*e, *x),
+            Atom::Time(x) => ValKind::Time(*x),
+            Atom::Duration(x) => ValKind::Duration(*x),
+        })
+    }
+
+    /// A scalar value of the evaluator as an atom.
+    pub fn of(v: &Val) -> Option<Atom> {
+        Some(match &v.kind {
+            ValKind::Bool(x) => Atom::Bool(*x),
+            ValKind::Int(x) => Atom::Int(*x),
+            ValKind::Str(x) => Atom::Str(x.clone()),
+            ValKind::Enum(e, x) => Atom::Enum(*e, *x),
+            ValKind::Time(x) => Atom::Time(*x),
+            ValKind::Duration(x) => Atom::Duration(*x),
+            _ => return None,
+        })
+    }
+
     /// Order of two atoms of one ordered kind, as `eval::order` defines it.
     pub fn order(&self, other: &Atom) -> Option<Ordering> {
         match (self, other) {
             (Atom::Int(a), Atom::Int(b)) => Some(a.cmp(b)),
+            (Atom::Time(a), Atom::Time(b)) | (Atom::Duration(a), Atom::Duration(b)) => Some(a.cmp(b)),
             (Atom::Enum(e, a), Atom::Enum(f, b)) if e == f => Some(a.cmp(b)),
             _ => None,
         }
@@ -93,6 +123,8 @@ impl Sym {
             ValKind::Int(x) => Some(Atom::Int(*x)),
             ValKind::Str(x) => Some(Atom::Str(x.clone())),
             ValKind::Enum(e, x) => Some(Atom::Enum(*e, *x)),
+            ValKind::Time(x) => Some(Atom::Time(*x)),
+            ValKind::Duration(x) => Some(Atom::Duration(*x)),
             _ => None,
         };
         if let Some(a) = atom {

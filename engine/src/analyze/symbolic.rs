@@ -482,14 +482,10 @@ impl<'a> Ev<'a> {
                 let mut alts = Vec::new();
                 for (p, lp) in x.alts() {
                     for (q, lq) in y.alts() {
-                        if let (Atom::Int(p), Atom::Int(q)) = (p, q) {
-                            let r = match e.kind {
-                                ExprKind::Add(..) => p.saturating_add(*q),
-                                ExprKind::Sub(..) => p.saturating_sub(*q),
-                                _ => p.saturating_mul(*q),
-                            };
+                        // The evaluator's own arithmetic, on each pair of alternatives.
+                        if let Some(r) = Atom::of(&crate::eval::arithmetic(&e.kind, &p.to_val(), &q.to_val())) {
                             let both = self.b.and2(*lp, *lq);
-                            alts.push((Atom::Int(r), both));
+                            alts.push((r, both));
                         }
                     }
                 }
@@ -662,7 +658,32 @@ impl<'a> Ev<'a> {
             }
             ExprKind::Timestamp(x) => {
                 let v = self.eval(x);
-                self.per_string(&v, "timestamp", |s| crate::time::rfc3339_seconds(s).map(Atom::Int))
+                self.per_string(&v, "timestamp", |s| crate::time::rfc3339_nanos(s).map(Atom::Time))
+            }
+            ExprKind::Fold { op, list, .. } => {
+                self.eval(list);
+                let name = match op {
+                    FoldOp::Sum => "sum",
+                    FoldOp::Min => "min",
+                    FoldOp::Max => "max",
+                };
+                self.approx(&format!("`{name}` over a list (not encoded: its result is unconstrained)"))
+            }
+            ExprKind::Now => {
+                self.approx("`now()` (the time of the check is an input of the check, not of the document)")
+            }
+            ExprKind::DurationOf(unit, x) => {
+                let v = self.eval(x);
+                let alts: Vec<(Atom, B)> = v
+                    .alts()
+                    .iter()
+                    .filter_map(|(a, l)| match a {
+                        Atom::Int(n) => Some((Atom::Duration(i128::from(*n) * i128::from(*unit)), *l)),
+                        _ => None,
+                    })
+                    .collect();
+                let missing = self.b.and2(v.present.negate(), v.missing);
+                Sym { missing, ..scalar(self.b, alts, B::F) }
             }
             ExprKind::Matches(x, re) => {
                 let v = self.eval(x);

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use super::tree::Trees;
 
 use crate::hir::{
-    CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, LayersDef, MatrixDef, Policy,
-    QuestionDef, RecordDef, RuleDef, SelectorDef, Template, TemplatePart, Ty,
+    CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, KeyCondDef, KeyTestDef,
+    LayersDef, MatrixDef, Policy, QuestionDef, RecordDef, RuleDef, SelectorDef, Template, TemplatePart, Ty,
 };
 
 /// The version of the format; it grows when a change would mislead a reader of the previous one.
@@ -74,9 +74,14 @@ fn record(policy: &Policy, r: &RecordDef) -> Value {
 }
 
 fn document(policy: &Policy, d: &DocumentDef) -> Value {
+    let test = |t: &KeyTestDef| match &t.test {
+        KeyCondDef::Absent => json!({"absent": t.key}),
+        KeyCondDef::Present => json!({"present": t.key}),
+        KeyCondDef::Equals(v) => json!({"equals": {"key": t.key, "value": v}}),
+    };
     let selector = match &d.selector {
-        SelectorDef::Absent(key) => json!({"absent": key}),
-        SelectorDef::Equals(key, v) => json!({"equals": {"key": key, "value": v}}),
+        SelectorDef::Keys(tests) if tests.len() == 1 => test(&tests[0]),
+        SelectorDef::Keys(tests) => json!({"all": tests.iter().map(test).collect::<Vec<_>>()}),
         SelectorDef::Markdown { marker, rule } => json!({"markdown": {"marker": marker, "rule": rule.rule}}),
     };
     let forbids: Vec<Value> = d.forbids.iter().map(|f| json!({"key": f.key, "rule": f.rule})).collect();
@@ -199,6 +204,8 @@ pub fn ty(policy: &Policy, t: &Ty) -> Value {
         Ty::Bool => json!({"type": "bool"}),
         Ty::Int => json!({"type": "int"}),
         Ty::Str => json!({"type": "string"}),
+        Ty::Time => json!({"type": "time"}),
+        Ty::Duration => json!({"type": "duration"}),
         Ty::Enum(e) => json!({"type": "enum", "name": policy.enums.get(*e as usize).map(|d| d.name.clone())}),
         Ty::Record(r) => json!({"type": "record", "name": policy.records.get(*r as usize).map(|d| d.name.clone())}),
         Ty::List(item) => json!({"type": "list", "item": ty(policy, item)}),

@@ -43,9 +43,9 @@ fn document(policy: &Policy, d: &DocumentDef) -> Value {
         }
     }
     // The selector: a document of this kind has this key with this value.
-    if let SelectorDef::Equals(key, value) = &d.selector
-        && let Some(Value::Object(props)) = out.get_mut("properties")
-    {
+    for t in d.selector.tests() {
+        let (key, crate::hir::KeyCondDef::Equals(value)) = (&t.key, &t.test) else { continue };
+        let Some(Value::Object(props)) = out.get_mut("properties") else { continue };
         let p = props.entry(key.clone()).or_insert_with(|| json!({"type": "string"}));
         if let Value::Object(p) = p {
             p.insert("const".into(), json!(value));
@@ -156,6 +156,9 @@ impl Defs<'_> {
                 None => json!({"type": "integer"}),
             },
             Ty::Str => json!({"type": "string"}),
+            // Not the type of a field: documents write instants as strings.
+            Ty::Time => json!({"type": "string", "format": "date-time"}),
+            Ty::Duration => json!({}),
             Ty::Enum(e) => {
                 let Some(def) = policy.enums.get(*e as usize) else { return json!({}) };
                 if !self.defs.contains_key(&def.name) {

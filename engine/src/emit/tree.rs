@@ -169,9 +169,21 @@ impl<'p> Trees<'p> {
                 let (v, tys) = self.op("++", &[a, b]);
                 (v, tys.into_iter().flatten().next())
             }
-            ExprKind::Add(a, b) => (self.op("+", &[a, b]).0, Some(Ty::Int)),
-            ExprKind::Sub(a, b) => (self.op("-", &[a, b]).0, Some(Ty::Int)),
-            ExprKind::Mul(a, b) => (self.op("*", &[a, b]).0, Some(Ty::Int)),
+            ExprKind::Add(a, b) | ExprKind::Sub(a, b) | ExprKind::Mul(a, b) => {
+                let symbol = match e.kind {
+                    ExprKind::Add(..) => "+",
+                    ExprKind::Sub(..) => "-",
+                    _ => "*",
+                };
+                let (v, tys) = self.op(symbol, &[a, b]);
+                let ty = match (tys.first().cloned().flatten(), tys.get(1).cloned().flatten()) {
+                    (Some(Ty::Time), Some(Ty::Time)) => Ty::Duration,
+                    (Some(Ty::Time), _) | (_, Some(Ty::Time)) => Ty::Time,
+                    (Some(Ty::Duration), _) | (_, Some(Ty::Duration)) => Ty::Duration,
+                    _ => Ty::Int,
+                };
+                (v, Some(ty))
+            }
             ExprKind::Present(a) => (self.op("present", &[a]).0, Some(Ty::Bool)),
             ExprKind::Count(a) => (self.op("count", &[a]).0, Some(Ty::Int)),
             ExprKind::CountBy { slot, domain, key } => {
@@ -207,7 +219,20 @@ impl<'p> Trees<'p> {
             ExprKind::TrimSuffix(a, b) => (self.op("trim_suffix", &[a, b]).0, Some(Ty::Str)),
             ExprKind::Trim(a) => (self.op("trim", &[a]).0, Some(Ty::Str)),
             ExprKind::ParseInt(a) => (self.op("int", &[a]).0, Some(Ty::Int)),
-            ExprKind::Timestamp(a) => (self.op("timestamp", &[a]).0, Some(Ty::Int)),
+            ExprKind::Timestamp(a) => (self.op("timestamp", &[a]).0, Some(Ty::Time)),
+            ExprKind::Now => (json!({"op": "now", "args": []}), Some(Ty::Time)),
+            ExprKind::Fold { op, list, durations } => {
+                let name = match op {
+                    crate::hir::FoldOp::Sum => "sum",
+                    crate::hir::FoldOp::Min => "min",
+                    crate::hir::FoldOp::Max => "max",
+                };
+                (self.op(name, &[list]).0, Some(if *durations { Ty::Duration } else { Ty::Int }))
+            }
+            ExprKind::DurationOf(unit, a) => {
+                let (n, _) = self.walk(a);
+                (json!({"op": "duration", "args": [n], "unit_nanoseconds": unit}), Some(Ty::Duration))
+            }
             ExprKind::Matches(a, regex) => {
                 let (s, _) = self.walk(a);
                 (json!({"op": "matches", "args": [s], "pattern": regex.0.as_str()}), Some(Ty::Bool))

@@ -150,6 +150,7 @@ impl Cx<'_> {
             &[],
             &[],
             false,
+            None,
         );
         let judged = *rule.reads.first()?;
         let root_span = run.single.get(judged as usize)?.as_ref()?.origin.document_span();
@@ -163,6 +164,7 @@ impl Cx<'_> {
             reads: None,
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
+            now: None,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);

@@ -737,7 +737,15 @@ impl<'a> Resolver<'a> {
         let first = types.first().cloned().unwrap_or(Ty::Error);
         match name.text.as_str() {
             "present" | "absent" | "empty" | "matches" | "holds" | "bound_to" => return Ty::Bool,
-            "count" | "entries" | "int" | "timestamp" => return Ty::Int,
+            "count" | "entries" | "int" => return Ty::Int,
+            "sum" | "max" | "min" if args.len() == 1 => {
+                return match first {
+                    Ty::List(t) => *t,
+                    _ => Ty::Error,
+                };
+            }
+            "timestamp" | "now" => return Ty::Time,
+            "days" | "hours" | "minutes" | "seconds" => return Ty::Duration,
             "lower" | "trim_suffix" | "reason" => return Ty::Str,
             "split" => return Ty::List(Box::new(Ty::Str)),
             "max" | "min" | "distinct" => return first,
@@ -796,6 +804,8 @@ pub fn ty_name(policy: &Policy, ty: &Ty) -> String {
         Ty::Bool => "bool".into(),
         Ty::Int => "int".into(),
         Ty::Str => "string".into(),
+        Ty::Time => "time".into(),
+        Ty::Duration => "duration".into(),
         Ty::Enum(e) => policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
         Ty::Record(r) => policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
         Ty::List(t) => format!("list {}", ty_name(policy, t)),
