@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use grail_engine::hir::{DefaultDef, FieldDef, Loc, Policy, RecordDef, SelectorDef};
+use grail_engine::hir::{DefaultDef, FieldDef, KeyCondDef, Loc, Policy, RecordDef, SelectorDef};
 use grail_engine::ide::index::ty_name;
 use grail_engine::testing::{self, File};
 use grail_engine::{Database, Outcome, PolicySet};
@@ -143,8 +143,17 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
     for d in &policy.documents {
         let mut blocks = docs_paragraphs(&d.docs);
         let selector = match &d.selector {
-            SelectorDef::Absent(key) => format!("a JSON or YAML document without a `{key}` key"),
-            SelectorDef::Equals(key, value) => format!("a JSON or YAML document whose `{key}` is `{value}`"),
+            SelectorDef::Keys(tests) => {
+                let each: Vec<String> = tests
+                    .iter()
+                    .map(|t| match &t.test {
+                        KeyCondDef::Absent => format!("without a `{}` key", t.key),
+                        KeyCondDef::Present => format!("with a `{}` key", t.key),
+                        KeyCondDef::Equals(value) => format!("whose `{}` is `{value}`", t.key),
+                    })
+                    .collect();
+                format!("a JSON or YAML document {}", each.join(" and "))
+            }
             SelectorDef::Markdown { marker, rule } => format!(
                 "a Markdown file with one `{marker}` marker line followed by a fenced JSON block (rule `{}`)",
                 rule.rule

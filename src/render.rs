@@ -341,6 +341,8 @@ fn report<'a>(policy: &Texts<'_>, docs: &Texts<'a>, findings: &'a [Finding], fil
         },
         summary: Counts { pass: s.pass, fail: s.fail, unknown: s.unknown, not_applicable: s.not_applicable },
         findings,
+        layers: None,
+        now: None,
         file,
     }
 }

@@ -135,6 +135,17 @@ fn the_time_of_the_check_is_given_or_the_clock_and_the_report_says_which() {
         "tests/inputs/grants.yaml",
     ]);
     assert!(later.starts_with("exit: 1"), "{later}");
+    // `--each` checks the file as a stream, at the same time of the check.
+    let each = grail(&[
+        "check",
+        "--each",
+        "--policy",
+        "tests/policies/clock",
+        "--now",
+        "2026-08-12T09:00:00Z",
+        "tests/inputs/grants.yaml",
+    ]);
+    assert_eq!(each, later);
     let json = grail(&[
         "check",
         "--policy",

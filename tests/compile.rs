@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use grail_engine::hir::SelectorDef;
+use grail_engine::hir::{KeyCondDef, SelectorDef};
 use grail_engine::{Database, SourceText};
 use serde_json::{Value, json};
 
@@ -359,8 +359,11 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
             let Ok(node) = grail_engine::document::load(&text, format, &Default::default()) else { continue };
             let value = to_json(&node);
             let Some(d) = policy.documents.iter().find(|d| match &d.selector {
-                SelectorDef::Equals(k, v) => value.get(k) == Some(&json!(v)),
-                SelectorDef::Absent(k) => value.get(k).is_none(),
+                SelectorDef::Keys(tests) => tests.iter().all(|t| match &t.test {
+                    KeyCondDef::Absent => value.get(&t.key).is_none(),
+                    KeyCondDef::Present => value.get(&t.key).is_some(),
+                    KeyCondDef::Equals(v) => value.get(&t.key) == Some(&json!(v)),
+                }),
                 SelectorDef::Markdown { .. } => false,
             }) else {
                 continue;

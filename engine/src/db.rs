@@ -400,8 +400,7 @@ pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation =
-        crate::explain::explain_with(&compiled.policy, &inputs, &attached, &bindings, deployment.now(db));
+    let explanation = crate::explain::explain_with(&compiled.policy, &inputs, &attached, &bindings, deployment.now(db));
     Explained { documents, explanation }
 }
 

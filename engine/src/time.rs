@@ -47,7 +47,12 @@ fn rfc3339_shape(b: &[u8]) -> bool {
     }
     match rest {
         [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
+        // time-numoffset: hours 00-23 and minutes 00-59 (jiff alone would take up to 25:59).
+        [b'+' | b'-', h1, h2, b':', m1, m2] => {
+            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
+                && (h1 - b'0') * 10 + (h2 - b'0') <= 23
+                && (m1 - b'0') * 10 + (m2 - b'0') <= 59
+        }
         _ => false,
     }
 }
@@ -117,6 +122,7 @@ mod tests {
             "2026-08-11T09:00:00Z[Europe/Paris]",
             "2026-08-11T24:00:00Z",
             "2026-08-11T09:00:00+24:00",
+            "2026-08-11T09:00:00+23:60",
         ] {
             assert_eq!(rfc3339_nanos(bad), None, "{bad}");
         }
