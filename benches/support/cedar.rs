@@ -155,29 +155,35 @@ fn good_probe(rng: &mut Rng, reachable: &[String]) -> Value {
     }
     let substituted = rng.chance(50);
     let outcome = if substituted { "peer-substituted" } else { "dns-unresolved" };
-    let inner_of = |i: usize| if substituted { format!("BB:{i:02}") } else { "-".to_string() };
-    let mut entries: Vec<(String, &str, &str, String, String)> =
-        hosts.iter().enumerate().map(|(i, h)| (h.clone(), "ipv4", outcome, format!("AA:{i:02}"), inner_of(i))).collect();
+    let mut host = hosts.clone();
+    let mut family = vec!["ipv4"; hosts.len()];
+    let mut exit = vec!["0"; hosts.len()];
+    let mut outcomes = vec![outcome; hosts.len()];
+    let mut outer: Vec<String> = (0..hosts.len()).map(|i| format!("AA:{i:02}")).collect();
+    let mut inner: Vec<String> =
+        (0..hosts.len()).map(|i| if substituted { format!("BB:{i:02}") } else { "-".to_string() }).collect();
     if rng.chance(30) {
         // The first host has no IPv6 address: recorded `not-applicable`, and no target.
-        entries.push((hosts[0].clone(), "ipv6", "not-applicable", "-".into(), "-".into()));
+        host.push(hosts[0].clone());
+        family.push("ipv6");
+        exit.push("6");
+        outcomes.push("not-applicable");
+        outer.push("-".into());
+        inner.push("-".into());
     }
-    let field = |f: &dyn Fn(&(String, &str, &str, String, String)) -> String| -> String {
-        entries.iter().map(f).collect::<Vec<_>>().join(",")
-    };
     json!({
         "captured_at": "2026-08-11T09:00:00Z",
         "client_ready": true,
         "outer_context_networked": true,
         "assertions": {
             "egress_denied": {
-                "host": field(&|e| e.0.clone()),
-                "address_family": field(&|e| e.1.to_string()),
-                "outer_exit_code": field(&|e| if e.2 == "not-applicable" { "6".into() } else { "0".into() }),
-                "transport_outcome": field(&|e| e.2.to_string()),
-                "outer_fingerprint": field(&|e| e.3.clone()),
-                "inner_fingerprint": field(&|e| e.4.clone()),
-                "origin_bytes_read": field(&|_| "0".into()),
+                "host": host.join(","),
+                "address_family": family.join(","),
+                "outer_exit_code": exit.join(","),
+                "transport_outcome": outcomes.join(","),
+                "outer_fingerprint": outer.join(","),
+                "inner_fingerprint": inner.join(","),
+                "origin_bytes_read": vec!["0"; host.len()].join(","),
             },
             "credentials_absent": {"credential": "AWS_SECRET_ACCESS_KEY,GH_TOKEN", "found": "0,0"},
             "workspace_host_write_contained": {
