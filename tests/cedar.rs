@@ -165,7 +165,7 @@ fn the_readme_requests_are_answered_as_shown() {
     let agent = json!({"kind": "agent"});
     assert_eq!(
         ask(agent.clone(), "dispatch", json!({"work_class": "C2", "surface": "ci-pool-a"})),
-        (CedarDecision::Allow, vec!["policy6 (admission.dispatch)".to_string()])
+        (CedarDecision::Allow, vec!["policy5 (admission.dispatch)".to_string()])
     );
     // C4's only surface at its floor (L3) is `secure-pool`, whose probe ran without its client.
     assert_eq!(

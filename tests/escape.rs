@@ -17,8 +17,8 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-const TRANSCRIPT: &str = r#"{"client_ready": true, "outer_context_networked": true, "assertions": {
-  "egress_denied": {"host": "a.example.net,api.example.org", "transport_outcome": "tls-failed,connect-failed",
+const TRANSCRIPT: &str = r#"{"captured_at": "2026-08-11T09:00:00Z", "client_ready": true, "outer_context_networked": true, "assertions": {
+  "egress_denied": {"host": "a.example.net,api.example.org", "outer_exit_code": "0,0", "transport_outcome": "tls-failed,connect-failed",
     "outer_fingerprint": "AA:01,BB:02", "inner_fingerprint": "-,-", "origin_bytes_read": "0,0"},
   "workspace_host_write_contained": {"canary_shapes": "plain,dotfile,git-relative", "host_post_absent": "0",
     "git_config_digest_pre": "absent", "git_config_digest_post": "absent"}}}"#;

@@ -172,7 +172,7 @@ fn standard_input_is_the_document_dash() {
 
 #[test]
 fn a_folder_stands_for_the_documents_directly_in_it() {
-    // examples/org: security.yaml, operator.yaml and repo.yaml (probes/, items/ and history/ are folders).
+    // examples/org: leases.yaml, operator.yaml, repo.yaml and security.yaml (probes/, items/ and history/ are folders).
     let layers = [
         "--layer",
         "security=examples/org/security.yaml",
@@ -183,8 +183,16 @@ fn a_folder_stands_for_the_documents_directly_in_it() {
     ];
     let folder = json(&[&layers[..], &["examples/org"]].concat());
     let named = json(
-        &[&layers[..], &["examples/org/operator.yaml", "examples/org/repo.yaml", "examples/org/security.yaml"]]
-            .concat(),
+        &[
+            &layers[..],
+            &[
+                "examples/org/leases.yaml",
+                "examples/org/operator.yaml",
+                "examples/org/repo.yaml",
+                "examples/org/security.yaml",
+            ],
+        ]
+        .concat(),
     );
     assert_eq!(folder, named);
     assert_eq!(folder["verdict"], "unknown");

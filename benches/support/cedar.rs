@@ -181,22 +181,39 @@ fn good_probe(rng: &mut Rng, reachable: &[String]) -> Value {
     if hosts.len() < 2 {
         hosts.push("canary-2.example.net".into());
     }
-    let n = hosts.len();
     let substituted = rng.chance(50);
     let outcome = if substituted { "peer-substituted" } else { "dns-unresolved" };
-    let outer: Vec<String> = (0..n).map(|i| format!("AA:{i:02}")).collect();
-    let inner: Vec<String> = (0..n).map(|i| format!("BB:{i:02}")).collect();
+    let mut host = hosts.clone();
+    let mut family = vec!["ipv4"; hosts.len()];
+    let mut exit = vec!["0"; hosts.len()];
+    let mut outcomes = vec![outcome; hosts.len()];
+    let mut outer: Vec<String> = (0..hosts.len()).map(|i| format!("AA:{i:02}")).collect();
+    let mut inner: Vec<String> =
+        (0..hosts.len()).map(|i| if substituted { format!("BB:{i:02}") } else { "-".to_string() }).collect();
+    if rng.chance(30) {
+        // The first host has no IPv6 address: recorded `not-applicable`, and no target.
+        host.push(hosts[0].clone());
+        family.push("ipv6");
+        exit.push("6");
+        outcomes.push("not-applicable");
+        outer.push("-".into());
+        inner.push("-".into());
+    }
     json!({
+        "captured_at": "2026-08-11T09:00:00Z",
         "client_ready": true,
         "outer_context_networked": true,
         "assertions": {
             "egress_denied": {
-                "host": hosts.join(","),
-                "transport_outcome": vec![outcome; n].join(","),
+                "host": host.join(","),
+                "address_family": family.join(","),
+                "outer_exit_code": exit.join(","),
+                "transport_outcome": outcomes.join(","),
                 "outer_fingerprint": outer.join(","),
                 "inner_fingerprint": inner.join(","),
-                "origin_bytes_read": vec!["0"; n].join(","),
+                "origin_bytes_read": vec!["0"; host.len()].join(","),
             },
+            "credentials_absent": {"credential": "AWS_SECRET_ACCESS_KEY,GH_TOKEN", "found": "0,0"},
             "workspace_host_write_contained": {
                 "canary_shapes": "plain,dotfile,git-relative",
                 "host_post_absent": "0",
@@ -210,7 +227,16 @@ fn good_probe(rng: &mut Rng, reachable: &[String]) -> Value {
 /// One way a transcript can fail to prove its surface.
 fn break_probe(rng: &mut Rng, probe: &mut Value) {
     let egress = "/assertions/egress_denied";
-    match rng.below(7) {
+    match rng.below(12) {
+        7 => probe["outer_context_networked"] = json!(false),
+        8 => {
+            let e = probe.pointer_mut(egress).expect("egress block");
+            let n = e["host"].as_str().unwrap_or_default().split(',').count();
+            e["outer_exit_code"] = json!(vec!["7"; n].join(","));
+        }
+        9 => probe["assertions"]["credentials_absent"]["found"] = json!("0,1"),
+        10 => probe["assertions"]["workspace_host_write_contained"]["host_workspace_observable"] = json!(false),
+        11 => probe["assertions"]["workspace_host_write_contained"]["canary_shapes"] = json!("plain,hidden,nested"),
         0 => probe["client_ready"] = json!(false),
         1 => {
             if let Some(o) = probe.as_object_mut() {
@@ -255,12 +281,12 @@ fn history(r: &mut Rng) -> Value {
             events.push(decision(r, 3, "continue-fix"));
         }
         let ordinal = if r.chance(10) { k + 1 } else { k };
-        let outcome = if r.chance(80) { "failed" } else { "passed" };
-        stopped |= k == 3 && outcome == "failed";
+        let outcome = r.pick(&["failed", "failed", "failed", "checks-failed", "passed"]);
+        stopped |= k == 3 && outcome != "passed";
         events.push(json!({"type": "remediation", "ordinal": ordinal, "outcome": outcome}));
     }
     if (stopped && r.chance(50)) || r.chance(10) {
-        let what = r.pick(&["split-required", "stop-escalate", "continue-fix"]);
+        let what = r.pick(&["split-required", "stop-escalate", "continue-fix", "replan-required"]);
         events.push(decision(r, 4, what));
     }
     let mut h = json!({"schema_version": "1.0", "kind": "remediation-history", "step": "STEP-001", "events": events});

@@ -61,9 +61,42 @@ isolation:
 "#;
     let a = answers(unproven);
     assert!(a.iter().filter(|(q, _, _)| q == "admission.dispatch").all(|(_, _, ok)| !ok), "{a:#?}");
-    // L1 needs no proof: C1 is dispatched there once admission names it, C2 (floor L2) is not.
+    // L1 needs no proof, but autonomous dispatch is never below L2: not even C1
+    // (whose isolation floor is L1) is dispatched there.
     let admitted = format!("{unproven}admission: {{autonomous_classes: [C1, C2]}}\n");
     let a = answers(&admitted);
-    assert!(allowed(&a, "admission.dispatch", &["C1", "pool"]));
+    assert!(!allowed(&a, "admission.dispatch", &["C1", "pool"]));
     assert!(!allowed(&a, "admission.dispatch", &["C2", "pool"]));
+}
+
+#[test]
+fn dispatch_needs_a_surface_proven_at_l2_or_tighter() {
+    let binding = |level: &str| {
+        format!(
+            r#"
+schema_version: "1.0"
+escalation_routes: {{verification-divergence: oncall}}
+isolation:
+  surfaces:
+    pool:
+      level: {level}
+      component_reachable_hosts: [api.example.org]
+      probe:
+        captured_at: "2026-08-11T09:00:00Z"
+        client_ready: true
+        outer_context_networked: true
+        assertions:
+          egress_denied: {{host: "a.example.net,api.example.org", outer_exit_code: "0,0", transport_outcome: "tls-failed,peer-substituted", outer_fingerprint: "AA:01,BB:02", inner_fingerprint: "-,CC:03", origin_bytes_read: "0,0"}}
+          workspace_host_write_contained: {{canary_shapes: "plain,dotfile,git-relative", host_post_absent: "0", git_config_digest_pre: absent, git_config_digest_post: absent}}
+admission: {{autonomous_classes: [C1, C2, C4]}}
+"#
+        )
+    };
+    let a = answers(&binding("L2"));
+    assert!(allowed(&a, "admission.dispatch", &["C1", "pool"]), "{a:#?}");
+    assert!(allowed(&a, "admission.dispatch", &["C2", "pool"]));
+    assert!(!allowed(&a, "admission.dispatch", &["C3", "pool"]), "C3 is not autonomous");
+    assert!(!allowed(&a, "admission.dispatch", &["C4", "pool"]), "C4's floor is L3");
+    let a = answers(&binding("L3"));
+    assert!(allowed(&a, "admission.dispatch", &["C4", "pool"]));
 }
