@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use grail_engine::db::check_deployment;
 use grail_engine::{Database, Deployment, Outcome, SourceText, Summary};
 
-use crate::documents::{attachments, read_document};
+use crate::documents::{Attacher, read_document};
 use crate::{CheckArgs, CheckFormat as Format, Fatal, policy, render, sarif};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -31,7 +31,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     for group in groups {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
-        let attachments = attachments(&db, set, &documents);
+        let attachments = Attacher::new(args.max_total_size).attachments(&db, set, &documents);
         let deployment = Deployment::new(&db, documents, attachments);
         let report = check_deployment(&db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();

@@ -14,7 +14,7 @@ use grail_engine::db::{check_deployment, decide_deployment};
 use grail_engine::emit::{self, cedar, ir, json_schema};
 use grail_engine::{Database, Deployment, Outcome, Summary};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, lower_first, read_document};
+use crate::documents::{Attacher, DEFAULT_MAX_DOCUMENT_SIZE, DEFAULT_MAX_TOTAL_SIZE, lower_first, read_document};
 use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
@@ -38,7 +38,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             for path in &args.binding {
                 documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
             }
-            let attached = attachments(&db, set, &documents);
+            let attached = Attacher::new(DEFAULT_MAX_TOTAL_SIZE).attachments(&db, set, &documents);
             let deployment = Deployment::new(&db, documents, attached);
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();

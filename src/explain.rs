@@ -12,7 +12,7 @@ use grail_engine::question::Decision;
 use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, read_document};
+use crate::documents::{Attacher, DEFAULT_MAX_DOCUMENT_SIZE, DEFAULT_MAX_TOTAL_SIZE, read_document};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -32,7 +32,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         documents.push(read_document(&db, path, DEFAULT_MAX_DOCUMENT_SIZE)?);
     }
     let shown: Vec<SourceText> = documents[..args.files.len()].to_vec();
-    let attached = attachments(&db, set, &documents);
+    let attached = Attacher::new(DEFAULT_MAX_TOTAL_SIZE).attachments(&db, set, &documents);
     let deployment = Deployment::new(&db, documents, attached);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;

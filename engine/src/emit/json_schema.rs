@@ -111,6 +111,9 @@ impl Defs<'_> {
             Some(DefaultDef::Value(v)) => {
                 out.insert("default".into(), super::literal(policy, v));
             }
+            Some(DefaultDef::Empty(_)) => {
+                out.insert("default".into(), json!({}));
+            }
             Some(DefaultDef::Column { matrix, column, .. }) => {
                 let m = &policy.matrices[*matrix as usize];
                 let col = m.columns.get(*column).map_or("", |c| c.name.as_str());
@@ -156,6 +159,7 @@ impl Defs<'_> {
                 None => json!({"type": "integer"}),
             },
             Ty::Str => json!({"type": "string"}),
+            Ty::Id => json!({"type": "string", "pattern": "^[^\\s\\p{Cc}\\p{Cf}]+$"}),
             Ty::Enum(e) => {
                 let Some(def) = policy.enums.get(*e as usize) else { return json!({}) };
                 if !self.defs.contains_key(&def.name) {
