@@ -109,8 +109,7 @@ impl Attacher {
             return Err(reason.into());
         }
         let cannot = |e: std::io::Error| format!("cannot be read: {}", lower_first(&e.to_string()));
-        let folder =
-            Utf8Path::new(document).parent().filter(|p| !p.as_str().is_empty()).unwrap_or(Utf8Path::new("."));
+        let folder = Utf8Path::new(document).parent().filter(|p| !p.as_str().is_empty()).unwrap_or(Utf8Path::new("."));
         let target = folder.join(path);
         let real_folder = folder.canonicalize_utf8().map_err(cannot)?;
         let real = target.canonicalize_utf8().map_err(cannot)?;

@@ -147,8 +147,11 @@ fn a_transcript_named_by_300_surfaces_is_read_and_judged_once() {
     // A transcript with one type error: read once, it is reported once, not once per surface.
     let broken = TRANSCRIPT.replace("\"client_ready\": true", "\"client_ready\": \"yes\"");
     fs::write(dir.join("probe.json"), broken).expect("write");
-    fs::write(dir.join("binding.yaml"), surfaces(300, |i| if i % 2 == 0 { "probe.json".into() } else { "./probe.json".into() }))
-        .expect("write");
+    fs::write(
+        dir.join("binding.yaml"),
+        surfaces(300, |i| if i % 2 == 0 { "probe.json".into() } else { "./probe.json".into() }),
+    )
+    .expect("write");
     let found = not_passing(&dir, "binding.yaml");
     let types: Vec<&String> = found.iter().filter(|f| f.starts_with("schema.type:")).collect();
     assert_eq!(types.len(), 1, "{types:#?}");

@@ -39,8 +39,9 @@ fn by_class(value: impl Strategy<Value = Value> + Clone) -> impl Strategy<Value 
 
 /// One layer of a binding: some of the enumeration-keyed cells set.
 fn layer(name: &'static str) -> impl Strategy<Value = Value> {
-    let topology = (int_cell(), int_cell(), cell(&["true", "false"]))
-        .prop_map(|(a, b, c)| json!({"min_checkers": a, "min_model_checkers": b, "cross_vendor_required": c == "true"}));
+    let topology = (int_cell(), int_cell(), cell(&["true", "false"])).prop_map(
+        |(a, b, c)| json!({"min_checkers": a, "min_model_checkers": b, "cross_vendor_required": c == "true"}),
+    );
     (
         proptest::option::of(by_class(cell(&["human", "auto"]))),
         proptest::option::of(by_class(cell(&["blocking", "advisory", "off"]))),

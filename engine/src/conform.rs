@@ -521,11 +521,8 @@ impl Cx<'_, '_> {
                     }
                 },
                 Ty::Id if !is_identifier(&e.key) => {
-                    let message = format!(
-                        "the key `{}` in `{path}` must be {}",
-                        e.key.escape_debug(),
-                        self.ty_name(key_ty)
-                    );
+                    let message =
+                        format!("the key `{}` in `{path}` must be {}", e.key.escape_debug(), self.ty_name(key_ty));
                     self.fail(CHECK_TYPE, &here, message, e.key_span);
                     continue;
                 }
@@ -574,7 +571,8 @@ impl Cx<'_, '_> {
     fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str, nocase: bool) -> HashSet<usize> {
         let same = |a: &str, b: &str| if nocase { same_identifier(a, b) } else { a == b };
         // The common case, a small mapping without duplicates, allocates nothing.
-        if entries.len() <= 16 && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| same(&f.key, &e.key)))
+        if entries.len() <= 16
+            && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| same(&f.key, &e.key)))
         {
             return HashSet::new();
         }

@@ -128,9 +128,7 @@ fn cell(
         })
         .collect();
     // The layer rules' findings are refusals of a lower layer's value; the value above stands.
-    let layer_rule = |rule: &str| {
-        policy.layers.iter().any(|l| l.checks.iter().flatten().any(|c| c.rule == rule))
-    };
+    let layer_rule = |rule: &str| policy.layers.iter().any(|l| l.checks.iter().flatten().any(|c| c.rule == rule));
     // A value the document set that could not be read (a refused `null`, a wrong type) is not in
     // effect: the rules read it as unknown, and so does the effective state; its findings are refusals.
     let invalid = val.is_absent();

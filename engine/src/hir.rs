@@ -266,9 +266,7 @@ impl Ty {
 pub fn is_identifier(s: &str) -> bool {
     use unicode_general_category::{GeneralCategory, get_general_category};
     !s.is_empty()
-        && !s.chars().any(|c| {
-            c.is_whitespace() || c.is_control() || get_general_category(c) == GeneralCategory::Format
-        })
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control() || get_general_category(c) == GeneralCategory::Format)
 }
 
 /// A structural check and the rule id its findings carry.
