@@ -162,14 +162,14 @@ fn a_transcript_named_by_300_surfaces_is_read_and_judged_once() {
 #[test]
 fn the_attachments_of_one_check_are_capped_together() {
     let dir = scratch("total");
-    // Four transcripts of about 1 KiB each, padded; a cap of 3 KiB admits three.
+    // Four transcripts of about 1.4 KiB each, padded; a cap of 4500 bytes admits three.
     let padded = |i: usize| format!("{}{}", TRANSCRIPT, " ".repeat(1000 + i));
     for i in 0..4 {
         fs::write(dir.join(format!("probe-{i}.json")), padded(i)).expect("write");
     }
     fs::write(dir.join("binding.yaml"), surfaces(4, |i| format!("probe-{i}.json"))).expect("write");
     let path = dir.join("binding.yaml");
-    let out = grail(&["check", "--format", "json", "--max-total-size", "3KiB", path.to_str().expect("utf-8")]);
+    let out = grail(&["check", "--format", "json", "--max-total-size", "4500", path.to_str().expect("utf-8")]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let missing: Vec<String> = json["findings"]

@@ -32,7 +32,7 @@ fn int_cell() -> impl Strategy<Value = Value> {
     prop_oneof![4 => (0i64..5).prop_map(Value::from), 1 => Just(Value::Null), 1 => Just(json!("two"))]
 }
 
-fn by_class(value: impl Strategy<Value = Value> + Clone) -> impl Strategy<Value = Value> {
+fn by_class(value: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
     proptest::collection::btree_map(proptest::sample::select(&CLASSES[..]), value, 0..4)
         .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }

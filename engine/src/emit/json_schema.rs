@@ -159,7 +159,9 @@ impl Defs<'_> {
                 None => json!({"type": "integer"}),
             },
             Ty::Str => json!({"type": "string"}),
-            Ty::Id => json!({"type": "string", "pattern": "^[^\\s\\p{Cc}\\p{Cf}]+$"}),
+            Ty::Id => {
+                json!({"type": "string", "pattern": "^[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u2060-\\u2064\\ufeff]+$"})
+            }
             Ty::Enum(e) => {
                 let Some(def) = policy.enums.get(*e as usize) else { return json!({}) };
                 if !self.defs.contains_key(&def.name) {
