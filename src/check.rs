@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use grail_engine::layers::{BoundBy, DocLayer};
 
-use crate::documents::{attach, attachments, deployment, open_document, read_source};
+use crate::documents::{Attacher, attachments_within, deployment, open_document, read_source};
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
@@ -46,7 +46,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     for group in groups {
         let mut documents = group.clone();
         documents.extend(context.iter().copied());
-        let attachments = attachments(&db, set, &documents);
+        let attachments = attachments_within(&db, set, &documents, args.max_total_size);
         let deployment = Deployment::builder(documents, attachments)
             .bindings(named.bindings.clone())
             .now(Some(clock.nanos))
@@ -173,36 +173,34 @@ fn check_one(
     documents.extend(context.iter().map(|(s, l)| (s, l)));
     let inputs: Vec<Input<'_>> = documents.iter().map(|(s, l)| s.input(l)).collect();
 
-    // The files the documents' `ref` fields name, each read once per naming.
+    // The files the documents' `ref` fields name, each read once.
+    let mut attacher = Attacher::new(args.max_total_size);
     let mut named = Vec::new();
     for (from, input) in inputs.iter().enumerate() {
         for ref_path in grail_engine::check::references(policy, input) {
-            let read = attach(input.path, &ref_path).map(|s| {
-                let loaded = grail_engine::db::load_text(&s.path, &s.text, s.read_error);
-                (s, loaded)
-            });
+            let read = attacher.attach(input.path, &ref_path);
             named.push((from, ref_path, read));
         }
     }
-    let mut attached = Vec::new();
-    let mut extra = 0u32;
-    for (from, ref_path, read) in &named {
-        let read = match read {
-            Err(reason) => Err(reason.clone()),
-            Ok((_, loaded)) => {
-                extra += 1;
-                Ok(((documents.len() as u32 + extra - 1), loaded))
-            }
-        };
-        attached.push(Attachment { from: *from, path: ref_path, read });
-    }
+    let files = attacher.into_files();
+    let loaded_files: Vec<_> =
+        files.iter().map(|s| grail_engine::db::load_text(&s.path, &s.text, s.read_error)).collect();
+    let attached: Vec<Attachment<'_>> = named
+        .iter()
+        .map(|(from, ref_path, read)| Attachment {
+            from: *from,
+            path: ref_path,
+            read: match read {
+                Err(reason) => Err(reason.clone()),
+                Ok(i) => Ok(((documents.len() + i) as u32, &loaded_files[*i])),
+            },
+        })
+        .collect();
     let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));
     let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
-    texts.extend(
-        named.iter().filter_map(|(_, _, read)| read.as_ref().ok()).map(|(s, _)| (s.path.as_str(), s.text.as_str())),
-    );
+    texts.extend(files.iter().map(|s| (s.path.as_str(), s.text.as_str())));
     let docs = Texts::new(texts);
     let verdict = Summary::of(&findings).verdict();
     let path_of = |i: u32| docs.path(i).unwrap_or_default().to_string();

@@ -401,6 +401,7 @@ fn field_row(policy: &Policy, f: &FieldDef) -> Vec<Inline> {
     let default = match &f.default {
         Some(DefaultDef::Column { matrix, column: c, .. }) => column(*matrix, *c),
         Some(DefaultDef::Value(v)) => format!("`{}`", v.display(policy)),
+        Some(DefaultDef::Empty(_)) => "empty".into(),
         None => String::new(),
     };
     let mut bounds: Vec<String> = f

@@ -479,6 +479,11 @@ struct CheckArgs {
     /// rule, not read.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     max_document_size: u64,
+    /// The most that is read of all the files the documents of one check
+    /// attach (probe transcripts), together; past it a file is not read, and
+    /// its rules see missing evidence.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
+    max_total_size: u64,
     /// The documents to check: bindings and histories (JSON or YAML), work
     /// items (Markdown); a folder stands for the documents directly in it
     /// (less the files they attach), `-` for standard input.

@@ -111,3 +111,76 @@ fn a_work_item_with_two_markers_is_envelope_marker_and_nothing_else() {
     assert!(found.iter().any(|f| f.starts_with("envelope.marker:fail") && f.contains("2 times")), "{found:#?}");
     assert!(found.iter().all(|f| f.starts_with("envelope.marker:") || f.starts_with("envelope.empty:")), "{found:#?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_as_a_transcript_is_probe_missing_without_being_opened() {
+    let dir = scratch("fifo");
+    let made = std::process::Command::new("mkfifo").arg(dir.join("probe.json")).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
+    // Were the FIFO opened, the check would wait for a writer forever.
+    let found = not_passing(&dir, "binding.yaml");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with("probe.missing:unknown") && found[0].contains("a FIFO"), "{found:#?}");
+}
+
+/// A binding of `n` surfaces, each naming the transcript `probe`.
+fn surfaces(n: usize, probe: impl Fn(usize) -> String) -> String {
+    let mut b = String::from(
+        "schema_version: \"1.0\"\nescalation_routes: {verification-divergence: oncall}\nisolation:\n  surfaces:\n",
+    );
+    for i in 0..n {
+        b.push_str(&format!(
+            "    pool-{i}: {{level: L2, component_reachable_hosts: [api.example.org], probe: {}}}\n",
+            probe(i)
+        ));
+    }
+    b
+}
+
+#[test]
+fn a_transcript_named_by_300_surfaces_is_read_and_judged_once() {
+    let dir = scratch("many");
+    // A transcript with one type error: read once, it is reported once, not once per surface.
+    let broken = TRANSCRIPT.replace("\"client_ready\": true", "\"client_ready\": \"yes\"");
+    fs::write(dir.join("probe.json"), broken).expect("write");
+    fs::write(
+        dir.join("binding.yaml"),
+        surfaces(300, |i| if i % 2 == 0 { "probe.json".into() } else { "./probe.json".into() }),
+    )
+    .expect("write");
+    let found = not_passing(&dir, "binding.yaml");
+    let types: Vec<&String> = found.iter().filter(|f| f.starts_with("schema.type:")).collect();
+    assert_eq!(types.len(), 1, "{types:#?}");
+    // Every surface reads the same (invalid) `client_ready`.
+    assert_eq!(found.iter().filter(|f| f.starts_with("probe.client_ready:unknown")).count(), 300);
+}
+
+#[test]
+fn the_attachments_of_one_check_are_capped_together() {
+    let dir = scratch("total");
+    // Four transcripts of about 1.5 KiB each (1530 to 1533 bytes), padded; a cap of 4700 bytes admits three.
+    let padded = |i: usize| format!("{}{}", TRANSCRIPT, " ".repeat(1000 + i));
+    for i in 0..4 {
+        fs::write(dir.join(format!("probe-{i}.json")), padded(i)).expect("write");
+    }
+    fs::write(dir.join("binding.yaml"), surfaces(4, |i| format!("probe-{i}.json"))).expect("write");
+    let path = dir.join("binding.yaml");
+    let out = grail(&["check", "--format", "json", "--max-total-size", "4700", path.to_str().expect("utf-8")]);
+    let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
+    let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let missing: Vec<String> = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "probe.missing" && f["outcome"] == "unknown")
+        .map(|f| f["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+    assert!(missing[0].contains("`--max-total-size`"), "{missing:#?}");
+    // At the default cap all four are read.
+    assert_eq!(not_passing(&dir, "binding.yaml"), Vec::<String>::new());
+}

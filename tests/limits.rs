@@ -104,13 +104,28 @@ fn the_default_size_cap_is_16_mib() {
 }
 
 #[test]
-fn an_endless_stream_is_read_only_up_to_the_cap() {
+fn a_device_is_refused_without_reading_it() {
     if !Path::new("/dev/zero").exists() {
         return;
     }
-    let (code, r) = report(Path::new("/dev/zero"), &["--max-document-size", "1MiB"]);
-    assert_eq!(code, 1);
-    assert_eq!(of(&r, "schema.syntax")[0].1, "the document is more than 1 MiB, over the 1 MiB limit on what is read");
+    let out = grail(&["check", "--max-document-size", "1MiB", "/dev/zero"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("cannot read `/dev/zero`: it is a device, not a regular file"), "{}", out.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_opening_it() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("binding.yaml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    // Opening a FIFO for reading waits for a writer: were it opened, this would never end.
+    let out = grail(&["check", fifo.to_str().expect("a UTF-8 path")]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("it is a FIFO, not a regular file"), "{}", out.stderr);
 }
 
 #[test]

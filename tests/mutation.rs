@@ -250,3 +250,18 @@ fn mutated_documents_never_crash_a_check_against_the_shipped_library() {
         });
     });
 }
+
+#[test]
+fn mutated_documents_of_every_kind_never_crash_a_deployment() {
+    thread_local! {
+        static SHIPPED: (grail_engine::Database, grail_engine::PolicySet) = harness::shipped();
+    }
+    run("check_kinds", &["json", "yaml", "yml", "bin", "md"], |data| {
+        // Every layout: the bytes as a transcript, a binding, a work item, and any other kind.
+        SHIPPED.with(|(db, set)| {
+            for layout in harness::Layout::ALL {
+                harness::check_kinds_in(db, *set, layout, data);
+            }
+        });
+    });
+}

@@ -49,8 +49,10 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     };
     let none = Checks::default();
     conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve });
+    // Each path once, however many fields name it, in the order first named.
     let mut paths = asked.into_inner();
-    paths.dedup();
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
     paths
 }
 
@@ -310,6 +312,11 @@ fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(Doc
 }
 
 /// The span of the fenced record after the one marker line, or a message and where.
+///
+/// A marker is a line that is exactly the marker: a byte order mark at the
+/// start of the file and white space at the end of the line are ignored,
+/// nothing else. A line inside a fenced code block (```` ``` ```` or `~~~`)
+/// or inside an HTML comment that spans lines is text, never a marker.
 pub fn extract(text: &str, marker: &str) -> Result<(usize, usize), (String, Span)> {
     let mut lines = Vec::new();
     let mut at = 0;
@@ -317,7 +324,40 @@ pub fn extract(text: &str, marker: &str) -> Result<(usize, usize), (String, Span
         lines.push((at, line));
         at += line.len();
     }
-    let markers: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].1.trim() == marker).collect();
+    // Each line as it is compared: without the file's byte order mark, without trailing white space.
+    let bare = |i: usize| {
+        let line = lines[i].1;
+        let line = if i == 0 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
+        line.trim_end()
+    };
+    let mut markers: Vec<usize> = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut in_comment = false;
+    for i in 0..lines.len() {
+        let line = bare(i);
+        if let Some((c, n)) = fence {
+            if fence_of(line).is_some_and(|(d, m, rest)| d == c && m >= n && rest.trim().is_empty()) {
+                fence = None;
+            }
+            continue;
+        }
+        if in_comment {
+            in_comment = !line.contains("-->");
+            continue;
+        }
+        if line == marker {
+            markers.push(i);
+            continue;
+        }
+        if let Some((c, n, _)) = fence_of(line) {
+            fence = Some((c, n));
+            continue;
+        }
+        // A comment opened on this line and not closed on it runs on.
+        if let Some(open) = line.rfind("<!--") {
+            in_comment = !line[open + 4..].contains("-->");
+        }
+    }
     let line_span = |i: usize| {
         let (start, line) = lines[i];
         Span::new(start, start + line.trim_end().len())
@@ -334,16 +374,31 @@ pub fn extract(text: &str, marker: &str) -> Result<(usize, usize), (String, Span
     }
     let m = markers[0];
     let open = m + 1;
-    let fence = lines.get(open).map(|(_, l)| l.trim());
+    let fence = (open < lines.len()).then(|| bare(open));
     if !fence.is_some_and(|f| f == "```json" || f == "```") {
         let span = if open < lines.len() { line_span(open) } else { line_span(m) };
         return Err((format!("`{marker}` is not immediately followed by a fenced record (```json)"), span));
     }
-    let Some(close) = (open + 1..lines.len()).find(|&i| lines[i].1.trim() == "```") else {
+    let Some(close) = (open + 1..lines.len()).find(|&i| bare(i) == "```") else {
         return Err(("the fenced record is never closed with ```".into(), line_span(open)));
     };
     let start = lines[open].0 + lines[open].1.len();
     Ok((start, lines[close].0))
+}
+
+/// A line that opens or closes a fenced code block (CommonMark: at most three
+/// spaces, then three or more backticks or tildes): the character, how many,
+/// and the rest of the line.
+fn fence_of(line: &str) -> Option<(char, usize, &str)> {
+    let body = line.trim_start_matches(' ');
+    if line.len() - body.len() > 3 {
+        return None;
+    }
+    let c = body.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = body.chars().take_while(|x| *x == c).count();
+    let rest = &body[n..];
+    // A backtick fence's info string has no backtick (``` `a` ``` is inline code).
+    (n >= 3 && !(c == '`' && rest.contains('`'))).then_some((c, n, rest))
 }
 
 /// Moves every span of a tree by `by` bytes.

@@ -4,7 +4,7 @@
 //! the structural findings (syntax, duplicate and unknown keys, types,
 //! forbidden keys, bounds, uniqueness), each under the rule id the policy gave it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use grail_lang::ast::{BoundKind, Span};
@@ -13,7 +13,7 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::document::{Node, NodeKind, SyntaxError};
 use crate::hir::*;
 use crate::suggest::did_you_mean;
-use crate::value::{Origin, Val, ValKind};
+use crate::value::{IdKey, Origin, Val, ValKind, same_identifier};
 
 /// Which document kind a document is, by the policy's selectors; `Err` is a
 /// finding explaining why it is none.
@@ -130,9 +130,11 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         keys: Vec::new(),
         bound_subjects: HashMap::new(),
         unique_subjects: HashMap::new(),
+        forbids: forbids(policy),
+        walked: HashSet::new(),
+        attached: HashMap::new(),
     };
-    let forbidden: HashMap<&str, &ForbidDef> = def.forbids.iter().map(|f| (f.key.as_str(), f)).collect();
-    cx.forbidden(root, &forbidden, &mut Vec::new());
+    cx.forbidden(root, &mut Vec::new());
     let value = cx.value(root, &Ty::Record(def.record), None, "");
 
     // A pass for every structural rule that found nothing.
@@ -140,7 +142,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     for c in checks.iter().take(CHECK_MISSING_KEY + 1).flatten() {
         rules.push((c.rule.clone(), c.loc));
     }
-    for f in &def.forbids {
+    for f in cx.forbids.values() {
         rules.push((f.rule.clone(), f.loc));
     }
     let records = reachable(policy, def.record);
@@ -195,6 +197,18 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     (value, findings)
 }
 
+/// The forbidden keys of every document kind, by key: a key forbidden
+/// `anywhere` is refused in every document the policy reads, of any kind,
+/// and in every file a document's `ref` field names. The first declaration of
+/// a key names its rule; the order is the policy's, so findings are stable.
+fn forbids(policy: &Policy) -> BTreeMap<&str, &ForbidDef> {
+    let mut out = BTreeMap::new();
+    for f in policy.documents.iter().flat_map(|d| &d.forbids) {
+        out.entry(f.key.as_str()).or_insert(f);
+    }
+    out
+}
+
 /// The records a document kind's values can hold, its own first.
 fn reachable(policy: &Policy, root: RecordId) -> Vec<RecordId> {
     fn walk(policy: &Policy, ty: &Ty, out: &mut Vec<RecordId>) {
@@ -245,7 +259,18 @@ struct Cx<'a, 'r> {
     /// Per bound rule, each subject checked and its outcome.
     bound_subjects: HashMap<String, Subjects>,
     unique_subjects: HashMap<String, Subjects>,
+    /// Every forbidden key of the policy (see [`forbids`]).
+    forbids: BTreeMap<&'a str, &'a ForbidDef>,
+    /// The attached files already searched for forbidden keys (a file named twice is searched once).
+    walked: HashSet<u32>,
+    /// Attached files already read, by file, type and enclosing keys: a file
+    /// named by many fields is conformed once (and its findings reported once).
+    attached: HashMap<AttachedKey, Val>,
 }
+
+/// An attached file as it is conformed: the file, the type it is read as,
+/// and the enumeration keys around the field that names it.
+type AttachedKey = (u32, Ty, Vec<(EnumId, u32)>);
 
 /// One step of a path into a document: a key, or an index into a list.
 enum Segment<'n> {
@@ -315,6 +340,7 @@ impl Cx<'_, '_> {
             Ty::Bool => "a boolean".into(),
             Ty::Int => "an integer".into(),
             Ty::Str => "a string".into(),
+            Ty::Id => "an identifier (a string, not empty, without white space or control characters)".into(),
             Ty::Enum(e) => {
                 let d = &self.policy.enums[*e as usize];
                 let vs: Vec<String> = d.variants.iter().map(|v| format!("`{v}`")).collect();
@@ -344,15 +370,15 @@ impl Cx<'_, '_> {
 
     /// Reports every forbidden key, wherever it is. The path is kept as
     /// segments and written out only for a key that is reported.
-    fn forbidden<'n>(&mut self, node: &'n Node, forbidden: &HashMap<&str, &ForbidDef>, path: &mut Vec<Segment<'n>>) {
-        if forbidden.is_empty() {
+    fn forbidden<'n>(&mut self, node: &'n Node, path: &mut Vec<Segment<'n>>) {
+        if self.forbids.is_empty() {
             return;
         }
         match &node.kind {
             NodeKind::Map(entries) => {
                 for e in entries {
                     path.push(Segment::Key(&e.key));
-                    if let Some(f) = forbidden.get(e.key.as_str()) {
+                    if let Some(f) = self.forbids.get(e.key.as_str()).copied() {
                         let here = render_path(path);
                         self.findings.push(Finding {
                             rule: f.rule.clone(),
@@ -366,14 +392,14 @@ impl Cx<'_, '_> {
                             trace: Vec::new(),
                         });
                     }
-                    self.forbidden(&e.value, forbidden, path);
+                    self.forbidden(&e.value, path);
                     path.pop();
                 }
             }
             NodeKind::List(items) => {
                 for (i, item) in items.iter().enumerate() {
                     path.push(Segment::Index(i));
-                    self.forbidden(item, forbidden, path);
+                    self.forbidden(item, path);
                     path.pop();
                 }
             }
@@ -382,7 +408,7 @@ impl Cx<'_, '_> {
     }
 
     fn is_forbidden(&self, key: &str) -> bool {
-        self.policy.documents.iter().any(|d| d.forbids.iter().any(|f| f.key == key))
+        self.forbids.contains_key(key)
     }
 
     /// `field` is the field being read, for its integer minimum, default and bounds.
@@ -406,6 +432,7 @@ impl Cx<'_, '_> {
                 self.located(ValKind::Int(*i), node.span)
             }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
+            (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
                 match self.policy.enums[*e as usize].variants.iter().position(|v| v == s) {
                     Some(v) => self.located(ValKind::Enum(*e, v as u32), node.span),
@@ -441,6 +468,7 @@ impl Cx<'_, '_> {
             (Ty::Bool, NodeKind::Bool(b)) => self.located(ValKind::Bool(*b), node.span),
             (Ty::Int, NodeKind::Int(i)) if int_min.is_none_or(|m| *i >= m) => self.located(ValKind::Int(*i), node.span),
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
+            (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
                 let v = self.policy.enums[*e as usize].variants.iter().position(|v| v == s)?;
                 self.located(ValKind::Enum(*e, v as u32), node.span)
@@ -490,7 +518,7 @@ impl Cx<'_, '_> {
         span: Span,
         path: &str,
     ) -> Val {
-        let duplicated = self.duplicates(entries, path);
+        let duplicated = self.duplicates(entries, path, *key_ty == Ty::Id);
         let mut out: Vec<(Val, Val)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             if self.is_forbidden(&e.key) {
@@ -512,6 +540,13 @@ impl Cx<'_, '_> {
                         continue;
                     }
                 },
+                Ty::Id if !is_identifier(&e.key) => {
+                    let message =
+                        format!("the key `{}` in `{path}` must be {}", e.key.escape_debug(), self.ty_name(key_ty));
+                    self.fail(CHECK_TYPE, &here, message, e.key_span);
+                    continue;
+                }
+                Ty::Id => self.located(ValKind::Id(e.key.as_str().into()), e.key_span),
                 _ => self.located(ValKind::Str(e.key.as_str().into()), e.key_span),
             };
             if duplicated.contains(&i) {
@@ -552,16 +587,20 @@ impl Cx<'_, '_> {
     }
 
     /// Indices of entries whose key appears earlier too; each is reported.
-    fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str) -> HashSet<usize> {
+    /// Keys that are identifiers (`nocase`) are one key in any case.
+    fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str, nocase: bool) -> HashSet<usize> {
+        let same = |a: &str, b: &str| if nocase { same_identifier(a, b) } else { a == b };
         // The common case, a small mapping without duplicates, allocates nothing.
-        if entries.len() <= 16 && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| f.key == e.key))
+        if entries.len() <= 16
+            && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| same(&f.key, &e.key)))
         {
             return HashSet::new();
         }
-        let mut first: HashMap<&str, usize> = HashMap::new();
+        let mut first: HashMap<IdKey<'_>, usize> = HashMap::new();
         let mut dup = HashSet::new();
         for (i, e) in entries.iter().enumerate() {
-            match first.get(e.key.as_str()) {
+            let key = if nocase { IdKey::Id(&e.key) } else { IdKey::Str(&e.key) };
+            match first.get(&key) {
                 Some(&j) => {
                     dup.insert(i);
                     dup.insert(j);
@@ -581,7 +620,7 @@ impl Cx<'_, '_> {
                     self.findings.push(f);
                 }
                 None => {
-                    first.insert(&e.key, i);
+                    first.insert(key, i);
                 }
             }
         }
@@ -598,7 +637,7 @@ impl Cx<'_, '_> {
                 self.checks[i] = Some(c);
             }
         }
-        let duplicated = self.duplicates(entries, path);
+        let duplicated = self.duplicates(entries, path, false);
         let mut fields: Vec<Option<Val>> = vec![None; def.fields.len()];
         for (i, e) in entries.iter().enumerate() {
             if self.is_forbidden(&e.key) {
@@ -652,6 +691,13 @@ impl Cx<'_, '_> {
                 None => {
                     let here = join(path, &field.name);
                     match &field.default {
+                        Some(DefaultDef::Empty(loc)) => {
+                            // Read as if the document had written it empty, so that its own defaults apply.
+                            let empty = Node { span, kind: NodeKind::Map(Vec::new()) };
+                            let mut v = self.value(&empty, &field.ty, Some(field), &here);
+                            v.origin = Origin::Policy(*loc);
+                            v
+                        }
                         Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
                         Some(_) => {
                             // A map left out entirely: every key takes its default.
@@ -701,14 +747,26 @@ impl Cx<'_, '_> {
         };
         match (self.env.resolve)(target) {
             Resolved::Loaded { doc, root } => {
+                let key = (doc, field.ty.clone(), self.keys.clone());
+                if let Some(done) = self.attached.get(&key) {
+                    return done.clone();
+                }
                 let outer = std::mem::replace(&mut self.doc, doc);
+                // The attached file is a document too: no escape key in it either.
+                if self.walked.insert(doc) {
+                    self.forbidden(root, &mut Vec::new());
+                }
                 let val = self.value(root, &field.ty, Some(field), path);
                 self.doc = outer;
+                self.attached.insert(key, val.clone());
                 val
             }
             Resolved::Broken { doc, error } => {
-                let f = structural(self.checks[CHECK_SYNTAX], path, error.message, doc, error.span);
-                self.findings.push(f);
+                // A broken file named by many fields is reported once.
+                if self.walked.insert(doc) {
+                    let f = structural(self.checks[CHECK_SYNTAX], path, error.message, doc, error.span);
+                    self.findings.push(f);
+                }
                 self.invalid(node.span)
             }
             Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
@@ -725,6 +783,7 @@ impl Cx<'_, '_> {
     fn default(&self, d: &DefaultDef, path: &str, span: Span) -> Val {
         match d {
             DefaultDef::Value(v) => v.clone(),
+            DefaultDef::Empty(_) => Val::missing(path, Some(self.doc), span),
             DefaultDef::Column { matrix, column, .. } => {
                 self.cell(*matrix, *column).unwrap_or_else(|| Val::missing(path, Some(self.doc), span))
             }

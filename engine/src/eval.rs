@@ -838,7 +838,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Split(s, sep) => {
                 let (v, p) = (self.eval(s), self.eval(sep));
                 match (&v.kind, &p.kind) {
-                    (V::Str(s), V::Str(p)) if !p.is_empty() => {
+                    (V::Str(s) | V::Id(s), V::Str(p)) if !p.is_empty() => {
                         let parts = s.split(&**p).map(|part| Val::new(V::Str(part.into()), v.origin.clone())).collect();
                         Val::new(V::List(Arc::new(parts)), v.origin.clone())
                     }
@@ -849,7 +849,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::TrimSuffix(s, suffix) => {
                 let (v, p) = (self.eval(s), self.eval(suffix));
                 match (&v.kind, &p.kind) {
-                    (V::Str(s), V::Str(p)) => {
+                    (V::Str(s) | V::Id(s), V::Str(p)) => {
                         Val::new(V::Str(s.strip_suffix(&**p).unwrap_or(s).into()), v.origin.clone())
                     }
                     _ if v.is_absent() => v,
@@ -859,14 +859,24 @@ impl<'a> Evaluator<'a> {
             ExprKind::Trim(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => Val::new(V::Str(s.trim().into()), v.origin.clone()),
+                    V::Str(s) | V::Id(s) => Val::new(V::Str(s.trim().into()), v.origin.clone()),
                     _ => v,
+                }
+            }
+            ExprKind::Url(part, s) => {
+                let v = self.eval(s);
+                match v.as_str() {
+                    Some(s) => match crate::url::url_part(s, *part) {
+                        Some(u) => Val::new(V::Str(u.into()), v.origin.clone()),
+                        None => Val::new(V::Absent, v.origin.clone()),
+                    },
+                    None => v,
                 }
             }
             ExprKind::ParseInt(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => match s.parse::<i64>() {
+                    V::Str(s) | V::Id(s) => match s.parse::<i64>() {
                         Ok(i) => Val::new(V::Int(i), v.origin.clone()),
                         Err(_) => Val::new(V::Absent, v.origin.clone()),
                     },
@@ -876,7 +886,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Timestamp(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => match crate::time::rfc3339_nanos(s) {
+                    V::Str(s) | V::Id(s) => match crate::time::rfc3339_nanos(s) {
                         Some(t) => Val::new(V::Time(t), v.origin.clone()),
                         None => Val::new(V::Absent, v.origin.clone()),
                     },
@@ -906,7 +916,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Matches(s, re) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) => Val::bool(re.0.is_match(s)),
+                    V::Str(s) | V::Id(s) => Val::bool(re.0.is_match(s)),
                     _ => Val::unknown(),
                 }
             }
@@ -947,7 +957,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
                 match &v.kind {
-                    V::Str(s) => Val::new(V::Str(s.to_lowercase().into()), v.origin.clone()),
+                    V::Str(s) | V::Id(s) => Val::new(V::Str(s.to_lowercase().into()), v.origin.clone()),
                     _ => Val::unknown(),
                 }
             }
@@ -1005,7 +1015,7 @@ fn push_label(out: &mut String, v: &Val, n: usize, policy: &Policy) {
         _ => Some(v),
     };
     match id.map(|v| &v.kind) {
-        Some(ValKind::Str(s)) => out.push_str(s),
+        Some(ValKind::Str(s) | ValKind::Id(s)) => out.push_str(&crate::value::shown(s)),
         Some(ValKind::Enum(e, x)) => out.push_str(policy.variant_name(*e, *x)),
         _ => match v.label(policy) {
             Some(l) => out.push_str(&l),

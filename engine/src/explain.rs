@@ -92,7 +92,7 @@ fn cells_of(policy: &Policy, record: RecordId, root: &Val, findings: &[Finding])
                 (Ty::Record(r), ValKind::Record(_, inner)) => {
                     let rdef = &policy.records[*r as usize];
                     for (i, f) in rdef.fields.iter().enumerate() {
-                        if matches!(f.ty, Ty::Bool | Ty::Int | Ty::Str | Ty::Enum(_))
+                        if matches!(f.ty, Ty::Bool | Ty::Int | Ty::Str | Ty::Id | Ty::Enum(_))
                             && let Some(val) = inner.get(i)
                         {
                             let column = format!("{}.{}", field.name, f.name);
@@ -139,24 +139,27 @@ fn cell(
             Some((kind.to_string(), cell.display(policy), loc))
         })
         .collect();
+    // The layer rules' findings are refusals of a lower layer's value; the value above stands.
+    let layer_rule = |rule: &str| policy.layers.iter().any(|l| l.checks.iter().flatten().any(|c| c.rule == rule));
+    // A value the document set that could not be read (a refused `null`, a wrong type) is not in
+    // effect: the rules read it as unknown, and so does the effective state; its findings are refusals.
+    let invalid = val.is_absent();
     let refused = findings
         .iter()
-        .filter(|f| f.subject == subject && f.outcome == Outcome::Fail && f.rule.starts_with("layer."))
+        .filter(|f| f.subject == subject && f.outcome == Outcome::Fail && (layer_rule(&f.rule) || invalid))
         .map(|f| (f.message.clone(), f.location))
         .collect();
-    // A value the documents set that a rule refuses does not take effect: the shipped value stands.
+    // A value the documents set that a rule fails for does not take effect: the shipped value stands.
     let because: Vec<(String, String)> = findings
         .iter()
         .filter(|f| {
-            f.subject == subject
-                && matches!(f.outcome, Outcome::Fail | Outcome::Unknown)
-                && !f.rule.starts_with("layer.")
+            f.subject == subject && matches!(f.outcome, Outcome::Fail | Outcome::Unknown) && !layer_rule(&f.rule)
         })
         .map(|f| (f.rule.clone(), f.message.clone()))
         .collect();
     let shipped = shipped_value(policy, field, key);
     let demoted = match (&val.origin, shipped) {
-        (Origin::Document { .. }, Some(to)) if !because.is_empty() && to.same(val) != Some(true) => {
+        (Origin::Document { .. }, Some(to)) if !invalid && !because.is_empty() && to.same(val) != Some(true) => {
             Some(Demotion { to: to.display(policy), from: provenance(&to.origin), because })
         }
         _ => None,
@@ -176,6 +179,7 @@ fn cell(
 fn shipped_value(policy: &Policy, field: &FieldDef, key: &str) -> Option<Val> {
     match field.default.as_ref()? {
         DefaultDef::Value(v) => Some(v.clone()),
+        DefaultDef::Empty(_) => None,
         DefaultDef::Column { matrix, column, .. } => {
             let m = &policy.matrices[*matrix as usize];
             let v = policy.enums.get(m.key_enum as usize)?.variants.iter().position(|x| x == key)?;

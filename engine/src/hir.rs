@@ -229,6 +229,11 @@ pub enum Ty {
     Bool,
     Int,
     Str,
+    /// An identifier: a string without white space or control characters,
+    /// not empty, whose identity ignores case. Only a document's schema says
+    /// `id`; an expression that reads one sees a string whose comparisons
+    /// ignore case ([`crate::value::ValKind::Id`]).
+    Id,
     Enum(EnumId),
     /// An instant (`timestamp(s)`, `now()`).
     Time,
@@ -247,6 +252,29 @@ pub enum Ty {
     Pairs(Box<Ty>),
     /// An expression whose type could not be established (already reported).
     Error,
+}
+
+impl Ty {
+    /// The type an expression reading a field of this type has: `id` reads
+    /// as `string` (the value keeps its case-insensitive identity).
+    pub fn read(&self) -> Ty {
+        match self {
+            Ty::Id => Ty::Str,
+            Ty::List(t) => Ty::List(Box::new(t.read())),
+            Ty::Map(k, v) => Ty::Map(Box::new(k.read()), Box::new(v.read())),
+            t => t.clone(),
+        }
+    }
+}
+
+/// Whether `s` has the form of an identifier: not empty, and without white
+/// space, control characters or invisible format characters (a zero-width
+/// space, a bidirectional mark, a byte order mark), which would make two
+/// spellings of one name look alike.
+pub fn is_identifier(s: &str) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    !s.is_empty()
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control() || get_general_category(c) == GeneralCategory::Format)
 }
 
 /// A structural check and the rule id its findings carry.
@@ -315,6 +343,10 @@ pub enum DefaultDef {
         loc: Loc,
     },
     Value(Val),
+    /// `default {}`: a record or map the document leaves out is read as if
+    /// written empty (its own fields take their defaults): an absent section
+    /// declares nothing, it is not missing evidence.
+    Empty(Loc),
 }
 
 /// A tighten-only bound: the value may be at the bound or tighter, never looser.
@@ -603,6 +635,8 @@ pub enum ExprKind {
     TrimSuffix(Box<Expr>, Box<Expr>),
     /// A string without leading and trailing white space.
     Trim(Box<Expr>),
+    /// A part of a string read as an absolute URL (absent if it is not one).
+    Url(crate::url::UrlPart, Box<Expr>),
     /// A string read as an integer (absent if it is not one).
     ParseInt(Box<Expr>),
     /// An RFC 3339 date-time as an instant (absent if malformed).

@@ -453,6 +453,7 @@ impl Merger<'_, '_> {
     fn default_for(&self, field: &FieldDef, keys: &[(EnumId, u32)]) -> Option<Val> {
         match field.default.as_ref()? {
             DefaultDef::Value(v) => Some(v.clone()),
+            DefaultDef::Empty(_) => None,
             DefaultDef::Column { matrix, column, .. } => {
                 let m = &self.l.policy.matrices[*matrix as usize];
                 let (_, v) = keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;

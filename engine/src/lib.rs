@@ -23,6 +23,7 @@ pub mod question;
 pub mod suggest;
 pub mod testing;
 pub mod time;
+pub mod url;
 pub mod value;
 
 /// The shipped guardrail library, embedded at build time.

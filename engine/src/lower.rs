@@ -235,6 +235,7 @@ impl Lowerer {
             Ty::Str => "string".into(),
             Ty::Time => "time".into(),
             Ty::Duration => "duration".into(),
+            Ty::Id => "id".into(),
             Ty::Enum(e) => self.policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
             Ty::Record(r) => self.policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
             Ty::List(t) => format!("list {}", self.ty_name(t)),
@@ -257,6 +258,7 @@ impl Lowerer {
             "bool" => return Ty::Bool,
             "int" => return Ty::Int,
             "string" => return Ty::Str,
+            "id" => return Ty::Id,
             _ => {}
         }
         match self.globals.get(&name.text).map(|g| g.0) {
@@ -271,7 +273,7 @@ impl Lowerer {
                 Ty::Error
             }
             None => {
-                let mut candidates: Vec<&str> = vec!["bool", "int", "string"];
+                let mut candidates: Vec<&str> = vec!["bool", "int", "string", "id"];
                 let globals: Vec<String> = self
                     .globals
                     .iter()
@@ -309,7 +311,7 @@ impl Lowerer {
             }
             ast::TypeExpr::Map(key, value, _) => {
                 let k = self.named_type(key, file, false);
-                if !matches!(k, Ty::Enum(_) | Ty::Str | Ty::Error) {
+                if !matches!(k, Ty::Enum(_) | Ty::Str | Ty::Id | Ty::Error) {
                     self.error(
                         "type-mismatch",
                         Loc { file, span: key.span },
@@ -324,7 +326,7 @@ impl Lowerer {
 
     fn has_identity(&self, ty: &Ty) -> bool {
         match ty {
-            Ty::Bool | Ty::Int | Ty::Str | Ty::Enum(_) | Ty::Error => true,
+            Ty::Bool | Ty::Int | Ty::Str | Ty::Id | Ty::Enum(_) | Ty::Error => true,
             Ty::Record(r) => self.policy.records.get(*r as usize).is_some_and(|d| d.identity.is_some()),
             _ => false,
         }
@@ -431,6 +433,7 @@ impl Lowerer {
             (ast::Literal::Int(i, _), Ty::Int) => ValKind::Int(*i),
             (ast::Literal::Bool(b, _), Ty::Bool) => ValKind::Bool(*b),
             (ast::Literal::Str(s, _), Ty::Str) => ValKind::Str(s.as_str().into()),
+            (ast::Literal::Str(s, _), Ty::Id) if is_identifier(s) => ValKind::Id(s.as_str().into()),
             (ast::Literal::Str(s, _), Ty::Enum(e)) => match self.variant_or_error(*e, s, loc) {
                 Some(v) => ValKind::Enum(*e, v),
                 None => ValKind::Absent,
@@ -773,6 +776,18 @@ impl Lowerer {
                     } else {
                         let origin = Origin::Policy(Loc { file, span: *span });
                         Some(DefaultDef::Value(Val::new(ValKind::List(Arc::new(Vec::new())), origin)))
+                    }
+                }
+                ast::DefaultValue::EmptyMap(span) => {
+                    if !matches!(ty, Ty::Record(_) | Ty::Map(..)) {
+                        self.error(
+                            "type-mismatch",
+                            Loc { file, span: *span },
+                            format!("`{{}}` is a record or a map but field `{}` is neither", field.name.text),
+                        );
+                        None
+                    } else {
+                        Some(DefaultDef::Empty(Loc { file, span: *span }))
                     }
                 }
             };
@@ -1506,7 +1521,7 @@ impl<'a> RuleLowerer<'a> {
     fn record_field(&mut self, base: Box<Expr>, record: RecordId, name: &str, span: Span) -> (ExprKind, Ty) {
         let rec = &self.lw.policy.records[record as usize];
         if let Some(i) = rec.field(name) {
-            let ty = rec.fields[i].ty.clone();
+            let ty = rec.fields[i].ty.read();
             return (ExprKind::Field(base, i), ty);
         }
         let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
@@ -1973,6 +1988,15 @@ impl<'a> RuleLowerer<'a> {
                     _ => (ExprKind::Timestamp(x), Ty::Time),
                 }
             }
+            n if crate::url::UrlPart::by_name(n).is_some() => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, t) = self.boxed(&args[0]);
+                self.expect(&t, &Ty::Str, &args[0]);
+                let part = crate::url::UrlPart::by_name(n).unwrap_or(crate::url::UrlPart::Whole);
+                (ExprKind::Url(part, x), Ty::Str)
+            }
             "split" | "trim_suffix" => {
                 if !arity(self.lw, 2, loc) {
                     return unknown;
@@ -2165,7 +2189,7 @@ impl<'a> RuleLowerer<'a> {
 }
 
 /// The functions every policy has.
-const BUILTINS: [&str; 25] = [
+const BUILTINS: [&str; 31] = [
     "present",
     "absent",
     "count",
@@ -2191,6 +2215,12 @@ const BUILTINS: [&str; 25] = [
     "seconds",
     "sum",
     "bound_to",
+    "url",
+    "url_scheme",
+    "url_host",
+    "url_path",
+    "url_query",
+    "url_fragment",
 ];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {

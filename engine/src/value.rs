@@ -46,6 +46,9 @@ pub enum ValKind {
     Bool(bool),
     Int(i64),
     Str(Arc<str>),
+    /// An identifier read from a document (a field of type `id`): a string
+    /// whose comparisons and identity ignore case.
+    Id(Arc<str>),
     Enum(EnumId, u32),
     /// An instant: nanoseconds since 1970-01-01T00:00:00Z.
     Time(i128),
@@ -63,15 +66,77 @@ pub enum ValKind {
     Docs(crate::hir::DocKindId),
 }
 
-/// A value's identity, borrowed from it (see [`Val::id_key`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A value's identity, borrowed from it (see [`Val::id_key`]). An
+/// identifier's identity ignores case: `Static-Analysis` and
+/// `static-analysis` are one key, and an identifier is the string it spells
+/// in any case.
+#[derive(Clone, Copy, Debug)]
 pub enum IdKey<'v> {
     Bool(bool),
     Int(i64),
     Str(&'v str),
+    Id(&'v str),
     Enum(EnumId, u32),
     Time(i128),
     Duration(i128),
+}
+
+impl PartialEq for IdKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        use IdKey::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Str(a), Str(b)) => a == b,
+            (Id(a), Id(b)) | (Id(a), Str(b)) | (Str(a), Id(b)) => same_identifier(a, b),
+            (Enum(e, a), Enum(f, b)) => e == f && a == b,
+            (Time(a), Time(b)) | (Duration(a), Duration(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for IdKey<'_> {}
+
+impl std::hash::Hash for IdKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            IdKey::Bool(b) => (0u8, b).hash(state),
+            IdKey::Int(i) => (1u8, i).hash(state),
+            // Strings hash without case, so that an identifier and a string equal to it meet.
+            IdKey::Str(s) | IdKey::Id(s) => {
+                2u8.hash(state);
+                for c in folded(s) {
+                    c.hash(state);
+                }
+            }
+            IdKey::Enum(e, v) => (3u8, e, v).hash(state),
+            IdKey::Time(t) => (4u8, t).hash(state),
+            IdKey::Duration(d) => (5u8, d).hash(state),
+        }
+    }
+}
+
+/// A string as messages show it: a control character (a NUL, a tab, a new
+/// line) escaped (`\u{0}`, `\t`, `\n`), never written out.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// The characters of `s` without case.
+fn folded(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars().flat_map(char::to_lowercase)
+}
+
+/// Whether two identifiers are one: equal once case is ignored.
+pub fn same_identifier(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    folded(a).eq(folded(b))
 }
 
 /// A three-valued truth.
@@ -111,6 +176,14 @@ impl Val {
         }
     }
 
+    /// The text of a string or an identifier.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            ValKind::Str(s) | ValKind::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn is_absent(&self) -> bool {
         matches!(self.kind, ValKind::Absent)
     }
@@ -131,6 +204,7 @@ impl Val {
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Str(a), Str(b)) => a == b,
+            (Id(a), Id(b)) | (Id(a), Str(b)) | (Str(a), Id(b)) => same_identifier(a, b),
             (Enum(e, a), Enum(f, b)) => e == f && a == b,
             (Time(a), Time(b)) | (Duration(a), Duration(b)) => a == b,
             (Row(m, a), Row(n, b)) => m == n && a == b,
@@ -170,6 +244,7 @@ impl Val {
             ValKind::Bool(b) => write!(key, "b:{b}").ok()?,
             ValKind::Int(i) => write!(key, "i:{i}").ok()?,
             ValKind::Str(s) => write!(key, "s:{s}").ok()?,
+            ValKind::Id(s) => write!(key, "s:{}", s.to_lowercase()).ok()?,
             ValKind::Enum(e, v) => write!(key, "e{e}:{v}").ok()?,
             ValKind::Time(t) => write!(key, "t:{t}").ok()?,
             ValKind::Duration(d) => write!(key, "d:{d}").ok()?,
@@ -190,6 +265,7 @@ impl Val {
             ValKind::Bool(b) => Some(IdKey::Bool(*b)),
             ValKind::Int(i) => Some(IdKey::Int(*i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
+            ValKind::Id(s) => Some(IdKey::Id(s)),
             ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
             ValKind::Time(t) => Some(IdKey::Time(*t)),
             ValKind::Duration(d) => Some(IdKey::Duration(*d)),
@@ -207,7 +283,7 @@ impl Val {
             ValKind::Absent => "absent".into(),
             ValKind::Bool(b) => b.to_string(),
             ValKind::Int(i) => i.to_string(),
-            ValKind::Str(s) => s.to_string(),
+            ValKind::Str(s) | ValKind::Id(s) => shown(s).into_owned(),
             ValKind::Enum(e, v) => policy.variant_name(*e, *v).to_string(),
             ValKind::Time(t) => crate::time::show_instant(*t),
             ValKind::Duration(d) => crate::time::show_duration(*d),

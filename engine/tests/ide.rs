@@ -138,7 +138,7 @@ fn definition_and_references_in_a_policy() {
     let refs = ide::references(&db, set, file, at, false);
     assert_eq!(refs.len(), 7, "every call of `model_slots`: {refs:?}");
     // `s.name` in a function body resolves through the call's argument types.
-    let (file, at) = in_policy(&db, set, "binding.grail", "  name: string", 2);
+    let (file, at) = in_policy(&db, set, "binding.grail", "  name: id", 2);
     let refs = ide::references(&db, set, file, at, true);
     let files: Vec<&str> = refs.iter().map(|l| set.files(&db)[l.file as usize].path(&db).as_str()).collect();
     assert!(files.iter().any(|f| f.ends_with("slots.grail")), "{files:?}");

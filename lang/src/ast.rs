@@ -269,6 +269,8 @@ pub enum DefaultValue {
     Column(ColumnRef),
     Literal(Literal),
     EmptyList(Span),
+    /// `default {}`: a record or a map left out is read as written empty.
+    EmptyMap(Span),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

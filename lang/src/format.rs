@@ -496,6 +496,7 @@ impl<'a> Layout<'a> {
                 DefaultValue::Column(c) => (c.span, format!("default {}.{}", c.matrix.text, c.column.text)),
                 DefaultValue::Literal(l) => (l.span(), format!("default {}", print::literal(l))),
                 DefaultValue::EmptyList(span) => (*span, "default []".to_string()),
+                DefaultValue::EmptyMap(span) => (*span, "default {}".to_string()),
             });
         }
         for b in &f.bounds {

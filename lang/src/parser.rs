@@ -571,6 +571,7 @@ impl Builder {
                     field.default = Some(match v.as_rule() {
                         Rule::column_ref => DefaultValue::Column(self.column_ref(v)),
                         Rule::empty_list => DefaultValue::EmptyList(self.span(&v)),
+                        Rule::empty_map => DefaultValue::EmptyMap(self.span(&v)),
                         _ => DefaultValue::Literal(self.literal(v)),
                     });
                 }

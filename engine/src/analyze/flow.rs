@@ -190,12 +190,12 @@ impl Cx<'_> {
     /// The abstract value of a field of type `ty` at `record.field`.
     fn of_type(&mut self, ty: &Ty, record: RecordId, field: usize) -> Abs {
         match ty {
-            Ty::Str => Abs::Str(self.site(Site { record, field, key: false })),
+            Ty::Str | Ty::Id => Abs::Str(self.site(Site { record, field, key: false })),
             Ty::Record(r) => Abs::Rec(*r),
             Ty::List(t) => Abs::List(Box::new(self.of_type(t, record, field))),
             Ty::Map(k, v) => {
                 let key = match **k {
-                    Ty::Str => Abs::Str(self.site(Site { record, field, key: true })),
+                    Ty::Str | Ty::Id => Abs::Str(self.site(Site { record, field, key: true })),
                     _ => Abs::Other,
                 };
                 Abs::Map(Box::new(key), Box::new(self.of_type(v, record, field)))
@@ -373,6 +373,10 @@ impl Cx<'_> {
                 _ => Abs::Other,
             },
             ExprKind::Distinct(x) | ExprKind::Lower(x) | ExprKind::Trim(x) => self.eval(x),
+            ExprKind::Url(_, x) => {
+                self.eval(x);
+                Abs::Other
+            }
             ExprKind::TrimSuffix(x, s) => {
                 self.eval(s);
                 self.eval(x)

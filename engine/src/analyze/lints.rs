@@ -37,7 +37,7 @@ struct Cx<'p> {
 fn of_ty(ty: &Ty, site: Option<(RecordId, usize)>) -> T {
     match ty {
         Ty::Record(r) => T::Rec(*r),
-        Ty::Str => T::Str(site),
+        Ty::Str | Ty::Id => T::Str(site),
         Ty::List(t) => T::List(Box::new(of_ty(t, site))),
         Ty::Map(k, v) => T::Map(Box::new(of_ty(k, site)), Box::new(of_ty(v, site))),
         _ => T::Other,
@@ -86,7 +86,7 @@ impl Cx<'_> {
             },
             ExprKind::Distinct(x) | ExprKind::Coalesce(x, _) | ExprKind::Concat(x, _) => self.ty(x),
             ExprKind::Split(x, _) => T::List(Box::new(self.ty(x))),
-            ExprKind::Lower(_) | ExprKind::TrimSuffix(..) | ExprKind::Trim(_) => T::Str(None),
+            ExprKind::Lower(_) | ExprKind::TrimSuffix(..) | ExprKind::Trim(_) | ExprKind::Url(..) => T::Str(None),
             ExprKind::Let { slot, value, body } => {
                 let v = self.ty(value);
                 self.set(*slot, v);

@@ -221,15 +221,36 @@ impl Mk<'_> {
         out
     }
 
+    /// A record or map read as written empty: a record's fields take their
+    /// defaults (a column default has no key here, so it is absent), a map has no entry.
+    fn empty(&self, ty: &Ty) -> Sym {
+        match ty {
+            Ty::Record(r) => {
+                let fields = &self.policy.records[*r as usize].fields;
+                let syms = fields
+                    .iter()
+                    .map(|f| match &f.default {
+                        Some(d @ (DefaultDef::Value(_) | DefaultDef::Empty(_))) => self.default(d, &f.ty),
+                        _ => Sym::absent(B::T),
+                    })
+                    .collect();
+                Sym::with(B::T, Kind::Record(*r, syms))
+            }
+            Ty::Map(..) => Sym::with(B::T, Kind::Map(Vec::new())),
+            _ => Sym::absent(B::T),
+        }
+    }
+
     fn cell(&self, matrix: MatrixId, column: usize) -> Option<Sym> {
         let m = &self.policy.matrices[matrix as usize];
         let (_, v) = self.keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;
         m.cells.get(*v as usize)?.get(column).map(Sym::of_val)
     }
 
-    fn default(&self, d: &DefaultDef) -> Sym {
+    fn default(&self, d: &DefaultDef, ty: &Ty) -> Sym {
         match d {
             DefaultDef::Value(v) => Sym::of_val(v),
+            DefaultDef::Empty(_) => self.empty(ty),
             DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or(Sym::absent(B::T)),
         }
     }
@@ -258,7 +279,7 @@ impl Mk<'_> {
             if layer_key == Some(f.name.as_str()) || (f.optional && !read) || forbidden {
                 // Nothing reads it: the document leaves it out.
                 let sym = match &f.default {
-                    Some(d) if !matches!(f.ty, Ty::Map(..)) => self.default(d),
+                    Some(d) if !matches!(f.ty, Ty::Map(..)) => self.default(d, &f.ty),
                     _ => Sym::absent(B::T),
                 };
                 nodes.push((f.name.clone(), Node::absent()));
@@ -292,7 +313,7 @@ impl Mk<'_> {
             }
             (_, kind) => {
                 let raw = Sym { kind, ..raw };
-                let def = self.default(d);
+                let def = self.default(d, &f.ty);
                 let def = Sym { present: self.b.and2(parent, def.present), ..def };
                 mux(self.b, &[(set, raw), (set.negate(), def)], B::F)
             }
@@ -347,8 +368,9 @@ impl Mk<'_> {
                 }
                 (node, sym)
             }
-            Ty::Str => {
-                let pool = narrowed(self.pool(Site { record: r, field: i, key: false }));
+            Ty::Str | Ty::Id => {
+                let pool = self.pool(Site { record: r, field: i, key: false });
+                let pool = narrowed(if *ty == Ty::Id { identifiers(pool) } else { pool });
                 self.scalar(pool, present)
             }
             Ty::Enum(e) => {
@@ -412,7 +434,7 @@ impl Mk<'_> {
                         let vs = self.bounded(f, p, vs);
                         let (entry, value) = match &f.default {
                             Some(d) => {
-                                let def = self.default(d);
+                                let def = self.default(d, v);
                                 (present, mux(self.b, &[(p, vs), (p.negate(), def)], B::F))
                             }
                             None => (p, vs),
@@ -429,6 +451,7 @@ impl Mk<'_> {
                 _ => {
                     let n = if narrow { 0 } else { self.bounds.map };
                     let pool = self.pool(Site { record: r, field: i, key: true });
+                    let pool = if **k == Ty::Id { identifiers(pool) } else { pool };
                     let mut nodes = Vec::new();
                     let mut entries: Vec<(B, Sym, Sym)> = Vec::new();
                     let mut prev = present;
@@ -654,8 +677,25 @@ pub fn atom_of(v: &crate::value::Val) -> Option<Atom> {
     match &v.kind {
         ValKind::Bool(x) => Some(Atom::Bool(*x)),
         ValKind::Int(x) => Some(Atom::Int(*x)),
-        ValKind::Str(x) => Some(Atom::Str(x.clone())),
+        ValKind::Str(x) | ValKind::Id(x) => Some(Atom::Str(x.clone())),
         ValKind::Enum(e, x) => Some(Atom::Enum(*e, *x)),
         _ => None,
     }
+}
+
+/// The strings of a pool that a field of type `id` can hold: identifiers,
+/// one spelling per identity (the checker reads `A` and `a` as one).
+fn identifiers(pool: Vec<Atom>) -> Vec<Atom> {
+    let mut out: Vec<Atom> = Vec::new();
+    for a in pool {
+        let Atom::Str(s) = &a else {
+            out.push(a);
+            continue;
+        };
+        let twin = out.iter().any(|b| matches!(b, Atom::Str(t) if crate::value::same_identifier(s, t)));
+        if crate::hir::is_identifier(s) && !twin {
+            out.push(a);
+        }
+    }
+    out
 }

@@ -121,7 +121,7 @@ impl Sym {
         let atom = match &v.kind {
             ValKind::Bool(x) => Some(Atom::Bool(*x)),
             ValKind::Int(x) => Some(Atom::Int(*x)),
-            ValKind::Str(x) => Some(Atom::Str(x.clone())),
+            ValKind::Str(x) | ValKind::Id(x) => Some(Atom::Str(x.clone())),
             ValKind::Enum(e, x) => Some(Atom::Enum(*e, *x)),
             ValKind::Time(x) => Some(Atom::Time(*x)),
             ValKind::Duration(x) => Some(Atom::Duration(*x)),

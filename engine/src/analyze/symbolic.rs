@@ -652,6 +652,11 @@ impl<'a> Ev<'a> {
                 let v = self.eval(x);
                 self.per_string(&v, "trim", |s| Some(Atom::Str(s.trim().into())))
             }
+            ExprKind::Url(part, x) => {
+                let v = self.eval(x);
+                let part = *part;
+                self.per_string(&v, part.name(), |s| crate::url::url_part(s, part).map(|u| Atom::Str(u.into())))
+            }
             ExprKind::ParseInt(x) => {
                 let v = self.eval(x);
                 self.per_string(&v, "int", |s| s.parse::<i64>().ok().map(Atom::Int))

@@ -171,6 +171,7 @@ fn field(policy: &Policy, f: &FieldDef) -> Value {
             json!({"column": {"matrix": m.name, "column": m.columns.get(*column).map(|c| c.name.clone())}})
         }
         DefaultDef::Value(v) => json!({"value": super::literal(policy, v)}),
+        DefaultDef::Empty(_) => json!({"value": {}}),
     });
     let bounds: Vec<Value> = f
         .bounds
@@ -206,6 +207,7 @@ pub fn ty(policy: &Policy, t: &Ty) -> Value {
         Ty::Str => json!({"type": "string"}),
         Ty::Time => json!({"type": "time"}),
         Ty::Duration => json!({"type": "duration"}),
+        Ty::Id => json!({"type": "id"}),
         Ty::Enum(e) => json!({"type": "enum", "name": policy.enums.get(*e as usize).map(|d| d.name.clone())}),
         Ty::Record(r) => json!({"type": "record", "name": policy.records.get(*r as usize).map(|d| d.name.clone())}),
         Ty::List(item) => json!({"type": "list", "item": ty(policy, item)}),

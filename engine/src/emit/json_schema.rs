@@ -111,6 +111,9 @@ impl Defs<'_> {
             Some(DefaultDef::Value(v)) => {
                 out.insert("default".into(), super::literal(policy, v));
             }
+            Some(DefaultDef::Empty(_)) => {
+                out.insert("default".into(), json!({}));
+            }
             Some(DefaultDef::Column { matrix, column, .. }) => {
                 let m = &policy.matrices[*matrix as usize];
                 let col = m.columns.get(*column).map_or("", |c| c.name.as_str());
@@ -159,6 +162,9 @@ impl Defs<'_> {
             // Not the type of a field: documents write instants as strings.
             Ty::Time => json!({"type": "string", "format": "date-time"}),
             Ty::Duration => json!({}),
+            Ty::Id => {
+                json!({"type": "string", "pattern": "^[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u2060-\\u2064\\ufeff]+$"})
+            }
             Ty::Enum(e) => {
                 let Some(def) = policy.enums.get(*e as usize) else { return json!({}) };
                 if !self.defs.contains_key(&def.name) {

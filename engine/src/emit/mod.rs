@@ -25,7 +25,7 @@ fn literal(policy: &Policy, v: &Val) -> Value {
     match &v.kind {
         ValKind::Bool(b) => json!(b),
         ValKind::Int(i) => json!(i),
-        ValKind::Str(s) => json!(s.as_ref()),
+        ValKind::Str(s) | ValKind::Id(s) => json!(s.as_ref()),
         ValKind::Enum(e, x) => json!(policy.variant_name(*e, *x)),
         ValKind::List(items) => Value::Array(items.iter().map(|x| literal(policy, x)).collect()),
         ValKind::Map(entries) => {

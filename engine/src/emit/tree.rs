@@ -218,6 +218,7 @@ impl<'p> Trees<'p> {
             ExprKind::Split(a, b) => (self.op("split", &[a, b]).0, Some(Ty::List(Box::new(Ty::Str)))),
             ExprKind::TrimSuffix(a, b) => (self.op("trim_suffix", &[a, b]).0, Some(Ty::Str)),
             ExprKind::Trim(a) => (self.op("trim", &[a]).0, Some(Ty::Str)),
+            ExprKind::Url(part, a) => (self.op(part.name(), &[a]).0, Some(Ty::Str)),
             ExprKind::ParseInt(a) => (self.op("int", &[a]).0, Some(Ty::Int)),
             ExprKind::Timestamp(a) => (self.op("timestamp", &[a]).0, Some(Ty::Time)),
             ExprKind::Now => (json!({"op": "now", "args": []}), Some(Ty::Time)),

@@ -190,7 +190,7 @@ impl Cx<'_> {
 fn scalar(policy: &Policy, v: &ValKind) -> Option<ValKind> {
     Some(match v {
         ValKind::Enum(e, x) => ValKind::Str(policy.variant_name(*e, *x).into()),
-        ValKind::Int(_) | ValKind::Bool(_) | ValKind::Str(_) => v.clone(),
+        ValKind::Int(_) | ValKind::Bool(_) | ValKind::Str(_) | ValKind::Id(_) => v.clone(),
         _ => return None,
     })
 }
@@ -319,7 +319,10 @@ fn missing_member(ev: &mut Evaluator<'_>, e: &Expr) -> Option<Member> {
                 return None;
             }
             let member = ev.eval(x);
-            if !matches!(member.kind, ValKind::Str(_) | ValKind::Int(_) | ValKind::Bool(_) | ValKind::Enum(..)) {
+            if !matches!(
+                member.kind,
+                ValKind::Str(_) | ValKind::Id(_) | ValKind::Int(_) | ValKind::Bool(_) | ValKind::Enum(..)
+            ) {
                 return None;
             }
             let member = match member.kind {

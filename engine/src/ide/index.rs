@@ -806,6 +806,7 @@ pub fn ty_name(policy: &Policy, ty: &Ty) -> String {
         Ty::Str => "string".into(),
         Ty::Time => "time".into(),
         Ty::Duration => "duration".into(),
+        Ty::Id => "id".into(),
         Ty::Enum(e) => policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
         Ty::Record(r) => policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
         Ty::List(t) => format!("list {}", ty_name(policy, t)),
