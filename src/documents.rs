@@ -1,16 +1,15 @@
-//! Reading the documents a command names, and the files their `ref` fields name.
-
-use std::io::Read as _;
+//! Reading the documents a command names, and the files their `ref` fields
+//! name: the rules of `grail_workspace`, which the language server shares.
 
 use camino::Utf8Path;
-use grail_engine::db::{AttachedFile, document_references};
+use grail_engine::db::AttachedFile;
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::Fatal;
 
 /// The default of `--max-document-size` (and the size commands without the
 /// flag read up to): 16 MiB.
-pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
+pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = grail_workspace::DEFAULT_MAX_DOCUMENT_SIZE;
 
 /// Reads a document named on the command line, at most `limit` bytes of it:
 /// a larger file (or an endless stream such as `/dev/zero`) becomes a
@@ -18,67 +17,17 @@ pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
 /// Symbolic links are followed, as by any reader. One that cannot be read
 /// stops the command.
 pub fn read_document(db: &Database, path: &Utf8Path, limit: u64) -> Result<SourceText, Fatal> {
-    if path.is_dir() {
-        return Err(Fatal(format!("cannot check `{path}`: it is a folder; name the documents in it")));
-    }
-    let cannot = |e: std::io::Error| Fatal(format!("cannot read `{path}`: {}", lower_first(&e.to_string())));
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
-    if bytes.len() as u64 > limit {
-        return Ok(SourceText::too_large(db, path.to_string(), limit, size.filter(|s| *s > limit)));
-    }
-    Ok(SourceText::from_bytes(db, path.to_string(), bytes))
+    grail_workspace::read_document(db, path.as_std_path(), path.to_string(), limit).map_err(Fatal)
 }
-
-/// The largest file a document's `ref` may name.
-const MAX_ATTACHED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Reads the files the documents' `ref` fields name. A path is followed only
 /// inside its document's folder, symbolic links included; anything else is
 /// refused with the reason, which the rules see as missing evidence.
 pub fn attachments(db: &Database, set: PolicySet, documents: &[SourceText]) -> Vec<AttachedFile> {
-    let mut out = Vec::new();
-    for doc in documents {
-        for path in document_references(db, set, *doc) {
-            let read = attach(db, doc.path(db), path);
-            out.push(AttachedFile { from: *doc, path: path.clone(), read });
-        }
-    }
-    out
-}
-
-fn attach(db: &Database, document: &str, path: &str) -> Result<SourceText, String> {
-    if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
-        return Err(reason.into());
-    }
-    let folder = Utf8Path::new(document).parent().filter(|p| !p.as_str().is_empty()).unwrap_or(Utf8Path::new("."));
-    let target = folder.join(path);
-    let real_folder = folder.canonicalize().map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    let real = target.canonicalize().map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    if !real.starts_with(&real_folder) {
-        return Err("the path leads out of the document's folder through a symbolic link".into());
-    }
-    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    if !meta.is_file() {
-        return Err("it is not a file".into());
-    }
-    if meta.len() > MAX_ATTACHED_BYTES {
-        return Err(format!(
-            "the file has {} bytes, more than the {MAX_ATTACHED_BYTES} a transcript may have",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(&real).map_err(|e| format!("cannot be read: {}", lower_first(&e.to_string())))?;
-    Ok(SourceText::from_bytes(db, target.to_string(), bytes))
+    grail_workspace::attachments(db, set, documents, &|p| p.into())
 }
 
 /// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.
 pub fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
-    }
+    grail_workspace::lower_first(s)
 }

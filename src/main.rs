@@ -47,6 +47,7 @@ enum Command {
     ///   grail check examples/org/security.yaml
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
+    ///   grail check                 # the deployments of grail.toml
     #[command(verbatim_doc_comment)]
     Check(CheckArgs),
     /// Run the fixture pairs that live next to the policy, in `tests/<rule id>/`.
@@ -269,8 +270,10 @@ struct CheckArgs {
     /// rule, not read.
     #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_size)]
     max_document_size: u64,
-    /// The documents to check: bindings and histories (JSON or YAML), work items (Markdown).
-    #[arg(required = true, value_name = "FILE")]
+    /// The documents to check: bindings and histories (JSON or YAML), work
+    /// items (Markdown). None: the deployments of the workspace file
+    /// `grail.toml` in the working directory or its parents, with its policy.
+    #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 

@@ -24,6 +24,7 @@ pub mod suggest;
 pub mod testing;
 pub mod time;
 pub mod value;
+pub mod workspace_file;
 
 /// The shipped guardrail library, embedded at build time.
 pub mod shipped {
