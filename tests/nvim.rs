@@ -112,9 +112,12 @@ struct Edit {
 fn apply(root: &Path, e: &Edit) {
     let path = root.join(e.file);
     let text = std::fs::read_to_string(&path).expect("read");
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.splice(e.line - 1..e.line - 1 + e.replace, e.lines.iter().map(|l| l.to_string()));
-    std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).expect("write");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = e.line - 1;
+    let mut out: Vec<&str> = lines[..at].to_vec();
+    out.extend(e.lines.iter().copied());
+    out.extend_from_slice(&lines[at + e.replace..]);
+    std::fs::write(&path, out.iter().map(|l| format!("{l}\n")).collect::<String>()).expect("write");
 }
 
 /// The example organisation opened through its `grail.toml`: `repo.yaml`

@@ -458,11 +458,7 @@ impl LanguageServer for Backend {
             })
             .await
             .ok_or_else(|| internal("rename"))?;
-        answer.map_err(|e: ide::RenameError| {
-            let mut error = Error::invalid_params(e.0);
-            error.code = tower_lsp_server::jsonrpc::ErrorCode::InvalidParams;
-            error
-        })
+        answer.map_err(|e: ide::RenameError| Error::invalid_params(e.0))
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
