@@ -51,8 +51,8 @@ async fn every_multi_line_item_folds() {
     c.open(&u, &text).await;
     let folds = c.request("textDocument/foldingRange", json!({"textDocument": {"uri": u}})).await;
     let folds = folds.as_array().cloned().unwrap_or_default();
-    let layers = position_of(&text, "layers of Binding", 0);
-    let fold = folds.iter().find(|f| f["startLine"] == layers["line"]).expect("the layers block folds");
+    let document = position_of(&text, "document Binding as binding", 0);
+    let fold = folds.iter().find(|f| f["startLine"] == document["line"]).expect("the document kind folds");
     assert!(fold["endLine"].as_u64() > fold["startLine"].as_u64(), "{fold}");
     c.shutdown().await;
 }
