@@ -468,13 +468,11 @@ impl LanguageServer for Backend {
             let folder = uri.to_file_path()?.parent()?.to_path_buf();
             let links = ide::document_links(&ws.db, ws.set, source)
                 .into_iter()
-                .filter_map(|(span, path)| {
-                    Some(DocumentLink {
-                        range: convert::range(ws, source, span),
-                        target: Uri::from_file_path(folder.join(&path)),
-                        tooltip: Some(format!("open `{path}`")),
-                        data: None,
-                    })
+                .map(|(span, path)| DocumentLink {
+                    range: convert::range(ws, source, span),
+                    target: Uri::from_file_path(folder.join(&path)),
+                    tooltip: Some(format!("open `{path}`")),
+                    data: None,
                 })
                 .collect();
             Some(links)
