@@ -4,10 +4,10 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::check::{Attachment, Input};
-use grail_engine::db::{Source, check_deployment};
+use grail_engine::db::{LayerBinding, Source, check_deployment};
 use grail_engine::document::{Node, SyntaxError};
 use grail_engine::hir::Policy;
-use grail_engine::{Database, Deployment, Finding, Outcome, SourceText, Summary};
+use grail_engine::{Database, Deployment, Finding, Outcome, PolicySet, SourceText, Summary};
 use rayon::prelude::*;
 
 use grail_engine::layers::{BoundBy, DocLayer};
@@ -16,11 +16,24 @@ use crate::documents::{Attacher, attachments_within, deployment, open_document, 
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
+/// One deployment to check: its name in `grail.toml` (none for the files
+/// named on the command line), the documents the report is about, the
+/// documents checked with them without being reported on (`--binding`), and
+/// the layers the invocation (flags or the workspace file) binds.
+struct Group {
+    name: Option<String>,
+    documents: Vec<SourceText>,
+    context: Vec<SourceText>,
+    bindings: Vec<LayerBinding>,
+}
+
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
+    if args.files.is_empty() && args.layers.is_empty() {
+        return run_workspace(args, db);
+    }
     let set = policy::load(&db, args.policy.as_deref())?;
     let compiled = policy::compile(&db, set)?;
-    let reads_now = compiled.policy.reads_now;
     let clock = crate::Clock::of(args.now);
     if args.each && !args.layers.is_empty() {
         return Err(Fatal(
@@ -36,41 +49,138 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
     let docs = named.shown.clone();
     let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
+    let groups: Vec<Group> = if args.each {
+        docs.iter()
+            .map(|d| Group { name: None, documents: vec![*d], context: context.clone(), bindings: Vec::new() })
+            .collect()
+    } else {
+        vec![Group { name: None, documents: docs, context, bindings: named.bindings }]
+    };
+    report(args, &db, set, groups, args.policy.is_none(), &clock)
+}
 
-    let groups: Vec<Vec<SourceText>> = if args.each { docs.iter().map(|d| vec![*d]).collect() } else { vec![docs] };
-    let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(&db).clone()).unwrap_or_default();
+/// `grail check` with no files: the deployments of the workspace file found
+/// in the working directory or its parents, with its policy; each member
+/// bound to the layer the workspace file gives it.
+fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
+    if args.policy.is_some() || args.each || !args.binding.is_empty() {
+        return Err(Fatal(
+            "name the documents to check: `--policy`, `--each` and `--binding` need files; \
+             without files the deployments of `grail.toml` are checked"
+                .into(),
+        ));
+    }
+    let cwd = std::env::current_dir().map_err(|e| Fatal(format!("cannot read the working directory: {e}")))?;
+    let Some(path) = grail_workspace::find(&cwd) else {
+        return Err(Fatal(format!(
+            "no documents named, and no `{}` in `{}` or its parents\nhelp: name the documents to check \
+             (`grail check org.yaml`), or write a `{}` (see docs/workspace.md)",
+            grail_workspace::FILE_NAME,
+            cwd.display(),
+            grail_workspace::FILE_NAME
+        )));
+    };
+    let ws = grail_workspace::load(&path).map_err(|e| invalid(&e))?;
+    let shown = |p: &std::path::Path| grail_workspace::shown(p, &cwd);
+    let files = ws.policy_files().map_err(|e| invalid(&e))?;
+    let shipped = files.iter().all(|f| f.shipped);
+    let sources: Vec<SourceText> = files
+        .into_iter()
+        .map(|f| {
+            let path = if f.shipped { f.path.to_string_lossy().into_owned() } else { shown(&f.path) };
+            SourceText::new(&db, path, f.text, None)
+        })
+        .collect();
+    let set = PolicySet::new(&db, sources);
+    let compiled = policy::compile(&db, set)?;
+    let declared: Vec<String> = compiled.policy.layers.iter().flat_map(|l| l.layers.iter().cloned()).collect();
+    ws.check_layer_names(&declared).map_err(|e| invalid(&e))?;
+    if ws.file.deployments.is_empty() {
+        return Err(Fatal(format!(
+            "`{}` declares no deployment\nhelp: add a `[deployments.NAME]` table naming its documents",
+            shown(&ws.path)
+        )));
+    }
+    let clock = crate::Clock::of(args.now);
+    let mut groups = Vec::new();
+    for d in &ws.file.deployments {
+        let members = ws.documents(d).map_err(|e| invalid(&e))?;
+        let mut documents = Vec::new();
+        let mut bindings = Vec::new();
+        for m in members {
+            let doc =
+                grail_workspace::read_document(&db, &m.path, shown(&m.path), args.max_document_size).map_err(Fatal)?;
+            if let Some(layer) = m.layer {
+                bindings.push(LayerBinding { document: doc, layer, by: BoundBy::Workspace });
+            }
+            documents.push(doc);
+        }
+        groups.push(Group { name: Some(d.name.value.clone()), documents, context: Vec::new(), bindings });
+    }
+    report(args, &db, set, groups, shipped, &clock)
+}
+
+fn invalid(e: &grail_workspace::Error) -> Fatal {
+    match e {
+        grail_workspace::Error::Invalid { path, text, error } => {
+            eprint!("{}", render::workspace_error(&path.to_string_lossy(), text, error));
+            Fatal(format!("`{}` cannot be used", path.display()))
+        }
+        grail_workspace::Error::Read { .. } => Fatal(e.summary()),
+    }
+}
+
+/// Checks each deployment and writes its report in the format asked for.
+fn report(
+    args: &CheckArgs,
+    db: &Database,
+    set: PolicySet,
+    groups: Vec<Group>,
+    shipped: bool,
+    clock: &crate::Clock,
+) -> Result<ExitCode, Fatal> {
+    let reads_now = grail_engine::db::compile_policy(db, set).policy.reads_now;
+    let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(db).clone()).unwrap_or_default();
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
     let mut junit_suites = Vec::new();
+    let one_line_each = args.each || groups.iter().any(|g| g.name.is_some());
     for group in groups {
-        let mut documents = group.clone();
-        documents.extend(context.iter().copied());
-        let attachments = attachments_within(&db, set, &documents, args.max_total_size);
-        let deployment = Deployment::builder(documents, attachments)
-            .bindings(named.bindings.clone())
-            .now(Some(clock.nanos))
-            .new(&db);
-        let report = check_deployment(&db, set, deployment);
+        let mut documents = group.documents.clone();
+        documents.extend(group.context.iter().copied());
+        let attachments = attachments_within(db, set, &documents, args.max_total_size);
+        let deployment =
+            Deployment::builder(documents, attachments).bindings(group.bindings.clone()).now(Some(clock.nanos)).new(db);
+        let report = check_deployment(db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
         let text = match args.format {
             Format::Human => {
-                let mut text = render::human(&db, set, &report.documents, &group, &report.findings, args.verbose);
-                with_layers(&mut text, &report.layers, |i| path_of(&report.documents, i));
+                let mut text = match &group.name {
+                    Some(name) => format!("deployment `{name}` ({})\n", grail_workspace::FILE_NAME),
+                    None => String::new(),
+                };
+                let mut body =
+                    render::human(db, set, &report.documents, &group.documents, &report.findings, args.verbose);
+                with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
+                text.push_str(&body);
                 if reads_now {
                     text.push_str(&clock.line());
                 }
                 text
             }
             Format::Json => {
-                let mut json = render::json(&db, set, &report.documents, &report.findings);
+                let mut json = render::json(db, set, &report.documents, &report.findings);
                 json["layers"] = layers_json(&report.layers, |i| path_of(&report.documents, i));
                 if reads_now {
                     json["now"] = clock.json();
                 }
-                if args.each {
-                    json["file"] = serde_json::json!(group.first().map(|d| d.path(&db).clone()));
+                if one_line_each {
+                    match &group.name {
+                        Some(name) => json["deployment"] = serde_json::json!(name),
+                        None => json["file"] = serde_json::json!(group.documents.first().map(|d| d.path(db).clone())),
+                    }
                     format!("{json}\n")
                 } else {
                     format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
@@ -78,10 +188,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             }
             Format::Junit => {
                 // One document for the whole command: a test suite per deployment.
-                junit_suites.push(junit::suite(&db, &report.documents, &group, &report.findings));
+                junit_suites.push(junit::suite(db, &report.documents, &group.documents, &report.findings));
                 continue;
             }
-            Format::Github => github::annotations(&db, set, &report.documents, &group, &report.findings),
+            Format::Github => github::annotations(db, set, &report.documents, &group.documents, &report.findings),
             Format::Sarif => {
                 // One log for the whole command: a run per deployment.
                 sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
@@ -93,7 +203,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         }
     }
     if args.format == Format::Sarif {
-        let log = sarif::log(&db, sarif::Policy { set, shipped: args.policy.is_none() }, &sarif_runs);
+        let log = sarif::log(db, sarif::Policy { set, shipped }, &sarif_runs);
         let text = format!("{}\n", serde_json::to_string_pretty(&log).unwrap_or_default());
         if stdout.write_all(text.as_bytes()).is_err() {
             return Err(Fatal("cannot write to standard output".into()));

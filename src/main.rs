@@ -60,6 +60,7 @@ enum Command {
     ///   grail check --layer security=org/security.yaml --layer repo=org/repo.yaml
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
+    ///   grail check                 # the deployments of grail.toml
     #[command(verbatim_doc_comment)]
     Check(CheckArgs),
     /// Run the fixture pairs that live next to the policy, in `tests/<rule id>/`.
@@ -486,8 +487,10 @@ struct CheckArgs {
     max_total_size: u64,
     /// The documents to check: bindings and histories (JSON or YAML), work
     /// items (Markdown); a folder stands for the documents directly in it
-    /// (less the files they attach), `-` for standard input.
-    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    /// (less the files they attach), `-` for standard input. None (and no
+    /// `--layer`): the deployments of the workspace file `grail.toml` in the
+    /// working directory or its parents, with its policy.
+    #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 

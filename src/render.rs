@@ -346,3 +346,16 @@ fn report<'a>(policy: &Texts<'_>, docs: &Texts<'a>, findings: &'a [Finding], fil
         file,
     }
 }
+
+/// Why a workspace file (`grail.toml`) cannot be used, with its lines.
+pub fn workspace_error(path: &str, text: &str, e: &grail_engine::workspace_file::WorkspaceFileError) -> String {
+    let mut diag =
+        MietteDiagnostic::new(e.message.clone()).with_code("workspace").with_severity(miette::Severity::Error);
+    if let Some(span) = e.span {
+        diag = diag.with_label(labeled(span, text, None));
+    }
+    if let Some(help) = &e.help {
+        diag = diag.with_help(help.clone());
+    }
+    render(diag, path, text)
+}

@@ -179,3 +179,15 @@ fn a_time_of_the_check_that_is_not_rfc3339_is_refused() {
     assert!(out.starts_with("exit: 2"), "{out}");
     assert!(out.contains("`2026-08-12T09:00:00-+9:00` is not an RFC 3339 date-time"), "{out}");
 }
+
+#[test]
+fn without_files_the_workspace_deployments_are_checked_with_their_layers_bound() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = common::grail_in(&root.join("examples/org"), &["check"]);
+    assert!(out.starts_with("exit: 0"), "{out}");
+    assert!(out.contains("deployment `storefront` (grail.toml)\n"), "{out}");
+    // The workspace file binds the three layers: none is read as the lowest.
+    assert!(out.contains("Binding `security` = security.yaml (bound by the workspace file)"), "{out}");
+    assert!(!out.contains("layer.order"), "{out}");
+    assert!(out.contains("leases.yaml"), "{out}");
+}

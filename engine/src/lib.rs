@@ -25,6 +25,7 @@ pub mod testing;
 pub mod time;
 pub mod url;
 pub mod value;
+pub mod workspace_file;
 
 /// The shipped guardrail library, embedded at build time.
 pub mod shipped {

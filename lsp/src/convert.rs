@@ -1,9 +1,9 @@
 //! The engine's data as protocol types: diagnostics, locations, completions,
 //! edits. Positions go through [`crate::position`].
 
-use grail_engine::db::{check_document, compile_policy};
-use grail_engine::hir::{Loc, SelectorDef};
-use grail_engine::ide::{Completion, CompletionKind, TextEdit};
+use grail_engine::db::{check_deployment, check_document, compile_policy};
+use grail_engine::hir::Loc;
+use grail_engine::ide::{self, Completion, CompletionKind, TextEdit};
 use grail_engine::{Finding, Outcome, PolicyDiagnostic, Severity, SourceText};
 use grail_lang::ast::Span;
 use tower_lsp_server::ls_types::{
@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use crate::position::LineIndex;
-use crate::workspace::{Workspace, is_document};
+use crate::workspace::{Config, Workspace, is_document, is_workspace_file};
 
 /// The protocol range of a span of a file.
 pub fn range(ws: &Workspace, file: SourceText, span: Span) -> Range {
@@ -27,18 +27,33 @@ pub fn policy_location(ws: &Workspace, loc: Loc) -> Option<Location> {
     Some(Location::new(uri, range(ws, file, loc.span)))
 }
 
-/// The diagnostics of a file: a policy file's compile diagnostics, or a
-/// document's failing and unknown findings.
+/// The diagnostics of a file: a policy file's compile diagnostics, a
+/// document's failing and unknown findings (for a document of a deployment,
+/// those of the deployment located in it), or what is wrong with the workspace file.
 pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
+    if is_workspace_file(uri) {
+        return workspace_file(ws, uri);
+    }
     let Some(source) = ws.source(uri) else { return Vec::new() };
     let compiled = compile_policy(&ws.db, ws.set);
     if let Some(file) = ws.set.files(&ws.db).iter().position(|f| *f == source) {
-        return compiled
+        let mut out: Vec<Diagnostic> = compiled
             .diagnostics
             .iter()
             .filter(|d| d.loc.file as usize == file)
             .map(|d| policy_diagnostic(ws, source, d))
             .collect();
+        // A diagnostic located in another file that points into this one (a name declared
+        // twice: the other declaration) is shown here too, at that place.
+        for d in compiled.diagnostics.iter().filter(|d| d.loc.file as usize != file) {
+            for (loc, label) in d.labels.iter().filter(|(loc, _)| loc.file as usize == file) {
+                let mut here = policy_diagnostic(ws, source, d);
+                here.range = range(ws, source, loc.span);
+                here.message = format!("{} ({label})", here.message);
+                out.push(here);
+            }
+        }
+        return out;
     }
     if !is_document(uri) {
         return Vec::new();
@@ -57,23 +72,74 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
         d.code = Some(NumberOrString::String("policy".into()));
         return vec![d];
     }
+    if let Some((deployment, _)) = ws.deployment_of(uri) {
+        // The findings of the whole deployment, each shown in the file it points into.
+        let report = check_deployment(&ws.db, ws.set, deployment);
+        let first = deployment.documents(&ws.db).first().copied();
+        return report
+            .findings
+            .iter()
+            .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+            .filter(|f| match f.location {
+                Some((d, _)) => report.documents.get(d as usize) == Some(&source),
+                // A finding of the deployment as a whole: shown on its first document.
+                None => first == Some(source),
+            })
+            .map(|f| finding(ws, uri, source, &report.documents, f))
+            .collect();
+    }
+    let mut out = Vec::new();
     // A Markdown file is a work item only with the marker line a Markdown kind
     // of the policy names; any other Markdown file (a README) is not checked.
+    // A line that is nearly a marker is said, and the file checked as `grail check` would.
     if grail_engine::check::is_markdown(source.path(&ws.db)) {
-        let text = source.text(&ws.db);
-        let marked = compiled.policy.documents.iter().any(|d| match &d.selector {
-            SelectorDef::Markdown { marker, .. } => text.lines().any(|l| l.trim() == marker),
-            _ => false,
-        });
-        if !marked {
-            return Vec::new();
+        match ide::markdown_marker(&ws.db, ws.set, source) {
+            ide::Marker::Marked => {}
+            ide::Marker::Unmarked => return Vec::new(),
+            ide::Marker::NearMiss { span, marker } => out.push(Diagnostic {
+                range: range(ws, source, span),
+                severity: Some(DiagnosticSeverity::WARNING),
+                code: Some(NumberOrString::String("marker".into())),
+                source: Some("grail".into()),
+                message: format!(
+                    "this line is nearly the work-item marker `{marker}`, but not it: the file is read as a \
+                     work item without its marker\nhelp: write the marker line exactly `{marker}`"
+                ),
+                ..Diagnostic::default()
+            }),
         }
     }
-    check_document(&ws.db, ws.set, source)
-        .iter()
-        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
-        .map(|f| finding(ws, uri, source, f))
-        .collect()
+    let documents = [source];
+    out.extend(
+        check_document(&ws.db, ws.set, source)
+            .iter()
+            .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+            .map(|f| finding(ws, uri, source, &documents, f)),
+    );
+    out
+}
+
+/// The diagnostic of a workspace file that cannot be used, at its place.
+fn workspace_file(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
+    let Config::Invalid { path, error } = &ws.config else { return Vec::new() };
+    if Uri::from_file_path(path).as_ref() != Some(uri) {
+        return Vec::new();
+    }
+    let (message, span, text) = match error {
+        grail_workspace::Error::Invalid { text, error, .. } => {
+            let help = error.help.as_ref().map(|h| format!("\nhelp: {h}")).unwrap_or_default();
+            (format!("{}{help}", error.message), error.span.unwrap_or_default(), text.as_str())
+        }
+        grail_workspace::Error::Read { .. } => (error.summary(), Span::default(), ""),
+    };
+    vec![Diagnostic {
+        range: LineIndex::new(text).range(text, span),
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String("workspace".into())),
+        source: Some("grail".into()),
+        message,
+        ..Diagnostic::default()
+    }]
 }
 
 fn policy_diagnostic(ws: &Workspace, source: SourceText, d: &PolicyDiagnostic) -> Diagnostic {
@@ -102,15 +168,19 @@ fn policy_diagnostic(ws: &Workspace, source: SourceText, d: &PolicyDiagnostic) -
     }
 }
 
-/// A finding of a document as a diagnostic.
-pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, f: &Finding) -> Diagnostic {
+/// A finding of a document as a diagnostic; `documents` are those the
+/// finding's locations index (the deployment's, attachments included).
+pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, documents: &[SourceText], f: &Finding) -> Diagnostic {
     let mut related = Vec::new();
     if let Some(location) = f.policy.and_then(|loc| policy_location(ws, loc)) {
         related.push(DiagnosticRelatedInformation { location, message: format!("rule `{}` is declared here", f.rule) });
     }
-    for (_, span, label) in &f.labels {
+    for (d, span, label) in &f.labels {
+        let Some(doc) = documents.get(*d as usize).copied() else { continue };
+        let target = if doc == source { Some(uri.clone()) } else { ws.uri_of(doc) };
+        let Some(target) = target else { continue };
         related.push(DiagnosticRelatedInformation {
-            location: Location::new(uri.clone(), range(ws, source, *span)),
+            location: Location::new(target, range(ws, doc, *span)),
             message: label.clone(),
         });
     }
@@ -159,5 +229,33 @@ pub fn completion(ws: &Workspace, source: SourceText, replace: Span, c: &Complet
         // What the client compares with the typed word: the inserted text, quotes included.
         filter_text: Some(c.insert.trim_end().trim_end_matches(':').to_string()),
         ..CompletionItem::default()
+    }
+}
+
+pub fn symbol_kind(kind: ide::SymbolKind) -> lsp::SymbolKind {
+    match kind {
+        ide::SymbolKind::Enum => lsp::SymbolKind::ENUM,
+        ide::SymbolKind::Variant => lsp::SymbolKind::ENUM_MEMBER,
+        ide::SymbolKind::Record => lsp::SymbolKind::STRUCT,
+        ide::SymbolKind::Field => lsp::SymbolKind::FIELD,
+        ide::SymbolKind::Matrix => lsp::SymbolKind::CONSTANT,
+        ide::SymbolKind::Column => lsp::SymbolKind::PROPERTY,
+        ide::SymbolKind::Function => lsp::SymbolKind::FUNCTION,
+        ide::SymbolKind::Rule => lsp::SymbolKind::EVENT,
+    }
+}
+
+/// An outline entry as a document symbol.
+pub fn outline(ws: &Workspace, source: SourceText, item: &ide::OutlineItem) -> lsp::DocumentSymbol {
+    #[allow(deprecated)]
+    lsp::DocumentSymbol {
+        name: item.name.clone(),
+        detail: None,
+        kind: symbol_kind(item.kind),
+        tags: None,
+        deprecated: None,
+        range: range(ws, source, item.span),
+        selection_range: range(ws, source, item.name_span),
+        children: (!item.children.is_empty()).then(|| item.children.iter().map(|c| outline(ws, source, c)).collect()),
     }
 }

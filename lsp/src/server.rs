@@ -93,10 +93,23 @@ impl Backend {
         match changed {
             Changed::Nothing => {}
             Changed::Document(uri) => publish_each(&self.client, &self.workspace, vec![uri], || false).await,
+            Changed::Deployment(k) => {
+                // Every member: an edit in one file changes what is shown in the others.
+                let members = self.guarded("diagnostics", |ws| ws.members(k)).await.unwrap_or_default();
+                publish_each(&self.client, &self.workspace, members, || false).await;
+            }
             Changed::Policy => {
                 let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-                let (policy, documents) =
-                    self.guarded("diagnostics", |ws| (ws.policy_uris(), ws.open_documents())).await.unwrap_or_default();
+                let (policy, documents) = self
+                    .guarded("diagnostics", |ws| {
+                        let mut policy = ws.policy_uris();
+                        policy.extend(ws.workspace_file_uri());
+                        let mut documents = ws.all_members();
+                        documents.extend(ws.open_documents());
+                        (policy, documents)
+                    })
+                    .await
+                    .unwrap_or_default();
                 publish_each(&self.client, &self.workspace, policy, || false).await;
                 let (client, workspace, current) =
                     (self.client.clone(), self.workspace.clone(), self.generation.clone());
@@ -150,6 +163,17 @@ impl LanguageServer for Backend {
                     ..CompletionOptions::default()
                 }),
                 document_formatting_provider: Some(OneOf::Left(true)),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
+                document_link_provider: Some(DocumentLinkOptions {
+                    resolve_provider: Some(false),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
                     code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
                     ..CodeActionOptions::default()
@@ -163,14 +187,16 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         if self.watch_files.load(Ordering::Relaxed) {
+            // Policy files, the workspace file, and the documents of its deployments and their attachments.
+            let globs = ["**/*.grail", "**/grail.toml", "**/*.{json,yaml,yml,md,markdown}"];
             let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![FileSystemWatcher {
-                    glob_pattern: GlobPattern::String("**/*.grail".into()),
-                    kind: None,
-                }],
+                watchers: globs
+                    .iter()
+                    .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String((*g).into()), kind: None })
+                    .collect(),
             };
             let registration = Registration {
-                id: "grail-policy-files".into(),
+                id: "grail-files".into(),
                 method: "workspace/didChangeWatchedFiles".into(),
                 register_options: serde_json::to_value(options).ok(),
             };
@@ -178,7 +204,11 @@ impl LanguageServer for Backend {
                 self.client.log_message(MessageType::WARNING, format!("grail: cannot watch policy files: {e}")).await;
             }
         }
-        // Policy files on disk have diagnostics before anyone opens them.
+        // Said once, not as a diagnostic on every file.
+        if let Some((kind, message)) = self.guarded("initialized", |ws| ws.config_message()).await.flatten() {
+            self.client.show_message(kind, message).await;
+        }
+        // Policy files and deployments on disk have diagnostics before anyone opens them.
         self.publish(Changed::Policy).await;
     }
 
@@ -211,12 +241,20 @@ impl LanguageServer for Backend {
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         let mut policy = false;
+        let mut deployments = Vec::new();
         for change in params.changes {
-            let changed = self.guarded("didChangeWatchedFiles", |ws| ws.file_changed_on_disk(&change.uri)).await;
-            policy |= changed == Some(Changed::Policy);
+            match self.guarded("didChangeWatchedFiles", |ws| ws.file_changed_on_disk(&change.uri)).await {
+                Some(Changed::Policy) => policy = true,
+                Some(Changed::Deployment(k)) if !deployments.contains(&k) => deployments.push(k),
+                _ => {}
+            }
         }
         if policy {
             self.publish(Changed::Policy).await;
+        } else {
+            for k in deployments {
+                self.publish(Changed::Deployment(k)).await;
+            }
         }
     }
 
@@ -298,11 +336,15 @@ impl LanguageServer for Backend {
         self.guarded("codeAction", |ws| {
             let source = ws.source(&uri)?;
             let text = source.text(&ws.db);
-            let requested = LineIndex::new(text).span(text, range);
+            // The whole lines of the range: a fix is offered wherever the cursor is on the finding's line.
+            let lines = LineIndex::new(text);
+            let requested =
+                lines.span(text, Range::new(Position::new(range.start.line, 0), Position::new(range.end.line + 1, 0)));
             let mut actions = Vec::new();
+            let documents = [source];
             for f in check_document(&ws.db, ws.set, source) {
                 let Some((_, span)) = f.location else { continue };
-                let overlaps = span.start <= requested.end && requested.start <= span.end;
+                let overlaps = span.start < requested.end.max(requested.start + 1) && requested.start <= span.end;
                 if !overlaps || !matches!(f.outcome, Outcome::Fail | Outcome::Unknown) {
                     continue;
                 }
@@ -311,7 +353,7 @@ impl LanguageServer for Backend {
                     actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: fix.title,
                         kind: Some(CodeActionKind::QUICKFIX),
-                        diagnostics: Some(vec![convert::finding(ws, &uri, source, f)]),
+                        diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f)]),
                         edit: Some(WorkspaceEdit {
                             changes: Some(HashMap::from([(uri.clone(), edits)])),
                             ..WorkspaceEdit::default()
@@ -325,5 +367,117 @@ impl LanguageServer for Backend {
         })
         .await
         .ok_or_else(|| internal("codeAction"))
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+        let uri = params.text_document.uri;
+        self.guarded("documentSymbol", |ws| {
+            let file = ws.policy_file(&uri)?;
+            let source = ws.source(&uri)?;
+            let items = ide::outline(&ws.db, ws.set, file);
+            Some(DocumentSymbolResponse::Nested(items.iter().map(|i| convert::outline(ws, source, i)).collect()))
+        })
+        .await
+        .ok_or_else(|| internal("documentSymbol"))
+    }
+
+    async fn symbol(&self, params: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
+        self.guarded("workspaceSymbol", |ws| {
+            let found = ide::workspace_symbols(&ws.db, ws.set, &params.query);
+            #[allow(deprecated)]
+            let symbols: Vec<SymbolInformation> = found
+                .iter()
+                .filter_map(|s| {
+                    Some(SymbolInformation {
+                        name: s.name.clone(),
+                        kind: convert::symbol_kind(s.kind),
+                        tags: None,
+                        deprecated: None,
+                        location: convert::policy_location(ws, s.loc)?,
+                        container_name: s.container.clone(),
+                    })
+                })
+                .collect();
+            Some(WorkspaceSymbolResponse::Flat(symbols))
+        })
+        .await
+        .ok_or_else(|| internal("workspaceSymbol"))
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        let uri = params.text_document.uri;
+        self.guarded("foldingRange", |ws| {
+            let file = ws.policy_file(&uri)?;
+            let source = ws.source(&uri)?;
+            let folds = ide::folds(&ws.db, ws.set, file)
+                .into_iter()
+                .map(|span| {
+                    let r = convert::range(ws, source, span);
+                    FoldingRange {
+                        start_line: r.start.line,
+                        end_line: r.end.line,
+                        kind: Some(FoldingRangeKind::Region),
+                        ..FoldingRange::default()
+                    }
+                })
+                .collect();
+            Some(folds)
+        })
+        .await
+        .ok_or_else(|| internal("foldingRange"))
+    }
+
+    async fn prepare_rename(&self, params: TextDocumentPositionParams) -> Result<Option<PrepareRenameResponse>> {
+        self.guarded("prepareRename", |ws| {
+            let file = ws.policy_file(&params.text_document.uri)?;
+            let (source, offset) = Self::at(ws, &params.text_document.uri, params.position)?;
+            let (_, span) = ide::rename_target(&ws.db, ws.set, file, offset)?;
+            Some(PrepareRenameResponse::Range(convert::range(ws, source, span)))
+        })
+        .await
+        .ok_or_else(|| internal("prepareRename"))
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let p = params.text_document_position;
+        let new_name = params.new_name;
+        let answer = self
+            .guarded("rename", |ws| {
+                let Some(file) = ws.policy_file(&p.text_document.uri) else { return Ok(None) };
+                let Some((_, offset)) = Self::at(ws, &p.text_document.uri, p.position) else { return Ok(None) };
+                let locs = ide::rename(&ws.db, ws.set, file, offset, &new_name)?;
+                let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+                for loc in locs {
+                    let Some(location) = convert::policy_location(ws, loc) else { continue };
+                    changes
+                        .entry(location.uri)
+                        .or_default()
+                        .push(TextEdit { range: location.range, new_text: new_name.clone() });
+                }
+                Ok(Some(WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() }))
+            })
+            .await
+            .ok_or_else(|| internal("rename"))?;
+        answer.map_err(|e: ide::RenameError| Error::invalid_params(e.0))
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        let uri = params.text_document.uri;
+        self.guarded("documentLink", |ws| {
+            let source = ws.source(&uri)?;
+            let folder = uri.to_file_path()?.parent()?.to_path_buf();
+            let links = ide::document_links(&ws.db, ws.set, source)
+                .into_iter()
+                .map(|(span, path)| DocumentLink {
+                    range: convert::range(ws, source, span),
+                    target: Uri::from_file_path(folder.join(&path)),
+                    tooltip: Some(format!("open `{path}`")),
+                    data: None,
+                })
+                .collect();
+            Some(links)
+        })
+        .await
+        .ok_or_else(|| internal("documentLink"))
     }
 }

@@ -1,51 +1,87 @@
-//! What the server knows: the engine database, the policy, and the open
-//! documents, each a salsa input. Edits set inputs; the engine recomputes
-//! only what depends on them.
+//! What the server knows: the engine database, the policy, the deployments
+//! and the open documents, each a salsa input. Edits set inputs; the engine
+//! recomputes only what depends on them.
 //!
-//! The policy is the workspace's `.grail` files, open or on disk, when it has
-//! any; otherwise the shipped library. Every other open `.json`, `.yaml` or
-//! `.yml` file is a document checked against it.
+//! The workspace file `grail.toml` (found in a workspace folder or its
+//! parents, as `grail check` finds it in its working directory) says what the
+//! policy is and which documents are checked together: the same file, read
+//! by the same code (`grail_workspace`), so that the editor and CI agree.
+//! Without one, the policy is the shipped library and every open `.json`,
+//! `.yaml`, `.yml` or marked Markdown file is checked alone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use grail_engine::{Database, PolicySet, SourceText};
+use grail_engine::db::{AttachedFile, document_references};
+use grail_engine::{Database, Deployment, PolicySet, SourceText};
 use salsa::Setter as _;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::position::LineIndex;
-
-/// Folders not searched for policy files.
-const SKIPPED: [&str; 3] = ["target", "node_modules", "__pycache__"];
-/// At most this many directory entries are read when looking for policy files.
-const SCAN_LIMIT: usize = 200_000;
 
 pub struct Workspace {
     pub db: Database,
     pub set: PolicySet,
     /// The URI of each policy file, in the order of the policy set.
     uris: Vec<Option<Uri>>,
-    /// Whether the policy is the shipped library.
-    shipped: bool,
+    /// Whether each policy file is one of the shipped library's (not the user's to fix).
+    shipped_files: Vec<bool>,
+    /// The folders whose `.grail` files are the policy (none: the shipped library alone).
+    policy_folders: Vec<PathBuf>,
     roots: Vec<PathBuf>,
-    /// Open documents that are not policy files.
+    /// What the workspace file said.
+    pub config: Config,
+    /// Open documents that belong to no deployment, each checked alone.
     documents: HashMap<Uri, SourceText>,
+    /// The deployments of the workspace file.
+    deployments: Vec<DeploymentState>,
+    /// The deployment of each member document.
+    member_of: HashMap<Uri, usize>,
     /// The version of every open file, policy files included.
     versions: HashMap<Uri, i32>,
+}
+
+/// The workspace file, as found.
+#[derive(Clone, Debug)]
+pub enum Config {
+    /// None in the workspace folders or their parents.
+    Missing,
+    Loaded,
+    /// Found, but it cannot be used: the shipped library stands, documents alone.
+    Invalid {
+        path: PathBuf,
+        error: grail_workspace::Error,
+    },
+}
+
+struct DeploymentState {
+    name: String,
+    /// The member documents, in the order of the workspace file.
+    members: Vec<(Uri, SourceText, PathBuf)>,
+    deployment: Deployment,
+    /// The files attached by `ref` fields: the reference and the URI of the file read.
+    attached: Vec<(AttachedFile, Option<Uri>)>,
 }
 
 /// What an edit changed, and so which diagnostics to publish again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Changed {
     Nothing,
-    /// One document: only its diagnostics.
+    /// One document checked alone: only its diagnostics.
     Document(Uri),
-    /// The policy: every policy file's and every open document's diagnostics.
+    /// A document of a deployment: every member's diagnostics.
+    Deployment(usize),
+    /// The policy or the workspace file: everything.
     Policy,
 }
 
 pub fn is_policy(uri: &Uri) -> bool {
     uri.path().as_str().ends_with(".grail")
+}
+
+/// Whether a file is the workspace file.
+pub fn is_workspace_file(uri: &Uri) -> bool {
+    uri.path().as_str().ends_with(&format!("/{}", grail_workspace::FILE_NAME))
 }
 
 /// Whether a file is a document the server may check: JSON, YAML, or
@@ -62,46 +98,201 @@ impl Workspace {
             db,
             set,
             uris: Vec::new(),
-            shipped: false,
+            shipped_files: Vec::new(),
+            policy_folders: Vec::new(),
             roots: Vec::new(),
+            config: Config::Missing,
             documents: HashMap::new(),
+            deployments: Vec::new(),
+            member_of: HashMap::new(),
             versions: HashMap::new(),
         };
         ws.use_shipped();
         ws
     }
 
-    /// Looks for the workspace's policy files under `roots`.
+    /// Reads the workspace file of `roots` (the first found, from the first root).
     pub fn set_roots(&mut self, roots: Vec<PathBuf>) {
         self.roots = roots;
-        let mut found = Vec::new();
-        let mut budget = SCAN_LIMIT;
-        for root in &self.roots {
-            scan(root, 0, &mut found, &mut budget);
-        }
-        found.sort();
-        found.dedup();
-        let mut files = Vec::new();
-        let mut uris = Vec::new();
-        for path in found {
-            let (Ok(bytes), Some(uri)) = (std::fs::read(&path), Uri::from_file_path(&path)) else { continue };
-            files.push(SourceText::from_bytes(&self.db, self.display_path(&path), bytes));
-            uris.push(Some(uri));
-        }
-        if files.is_empty() {
+        self.reload_config();
+    }
+
+    /// Reads the workspace file again: the policy and the deployments follow it.
+    pub fn reload_config(&mut self) {
+        let found = self.roots.iter().find_map(|r| grail_workspace::find(r));
+        // Documents of the old deployments that are open stay open, checked alone or in their new deployment.
+        let open_members: Vec<(Uri, String)> = self
+            .deployments
+            .iter()
+            .flat_map(|d| d.members.iter())
+            .filter(|(uri, _, _)| self.versions.contains_key(uri))
+            .map(|(uri, source, _)| (uri.clone(), source.text(&self.db).clone()))
+            .collect();
+        self.deployments.clear();
+        self.member_of.clear();
+        let Some(path) = found else {
+            self.config = Config::Missing;
             self.use_shipped();
-        } else {
-            self.shipped = false;
-            self.set.set_files(&mut self.db).to(files);
-            self.uris = uris;
+            self.reopen(open_members);
+            return;
+        };
+        match grail_workspace::load(&path).and_then(|ws| ws.policy_files().map(|files| (ws, files))) {
+            Err(error) => {
+                self.config = Config::Invalid { path, error };
+                self.use_shipped();
+            }
+            Ok((file, policy)) => match self.load_deployments(&file) {
+                Err(error) => {
+                    self.config = Config::Invalid { path, error };
+                    self.use_shipped();
+                }
+                Ok(()) => {
+                    self.config = Config::Loaded;
+                    self.policy_folders = file
+                        .file
+                        .policy
+                        .iter()
+                        .filter(|f| f.value != grail_engine::workspace_file::SHIPPED)
+                        .map(|f| file.resolve(f))
+                        .collect();
+                    self.set_policy(policy);
+                    let compiled = grail_engine::db::compile_policy(&self.db, self.set);
+                    let declared: Vec<String> =
+                        compiled.policy.layers.iter().flat_map(|l| l.layers.iter().cloned()).collect();
+                    if let Err(error) = file.check_layer_names(&declared) {
+                        self.config = Config::Invalid { path, error };
+                        // Open members go back to being checked alone.
+                        for d in std::mem::take(&mut self.deployments) {
+                            for (uri, source, _) in d.members {
+                                if self.versions.contains_key(&uri) {
+                                    self.documents.insert(uri, source);
+                                }
+                            }
+                        }
+                        self.member_of.clear();
+                        self.use_shipped();
+                        self.reopen(open_members);
+                        return;
+                    }
+                    for k in 0..self.deployments.len() {
+                        self.refresh_attachments(k, true);
+                    }
+                }
+            },
         }
+        self.reopen(open_members);
+    }
+
+    fn reopen(&mut self, open: Vec<(Uri, String)>) {
+        for (uri, text) in open {
+            let version = self.versions.get(&uri).copied().unwrap_or(0);
+            self.open(uri, text, version);
+        }
+    }
+
+    fn load_deployments(&mut self, file: &grail_workspace::Workspace) -> Result<(), grail_workspace::Error> {
+        let mut states = Vec::new();
+        for d in &file.file.deployments {
+            let mut members = Vec::new();
+            // Each member bound to the layer the workspace file gives it: trust from the invocation.
+            let mut bindings = Vec::new();
+            for m in file.documents(d)? {
+                let Some(uri) = Uri::from_file_path(&m.path) else { continue };
+                let source = match self.documents.get(&uri) {
+                    Some(open) => *open,
+                    None => {
+                        let shown = self.display_path(&m.path);
+                        grail_workspace::read_document(
+                            &self.db,
+                            &m.path,
+                            shown.clone(),
+                            grail_workspace::DEFAULT_MAX_DOCUMENT_SIZE,
+                        )
+                        .unwrap_or_else(|_| SourceText::new(&self.db, shown, String::new(), None))
+                    }
+                };
+                if let Some(layer) = m.layer {
+                    bindings.push(grail_engine::db::LayerBinding {
+                        document: source,
+                        layer,
+                        by: grail_engine::layers::BoundBy::Workspace,
+                    });
+                }
+                members.push((uri, source, m.path));
+            }
+            let documents = members.iter().map(|(_, s, _)| *s).collect();
+            let deployment = Deployment::builder(documents, Vec::new()).bindings(bindings).new(&self.db);
+            states.push(DeploymentState { name: d.name.value.clone(), members, deployment, attached: Vec::new() });
+        }
+        for (k, d) in states.iter().enumerate() {
+            for (uri, _, _) in &d.members {
+                self.member_of.entry(uri.clone()).or_insert(k);
+                // An open document that is a member is now checked with its deployment.
+                self.documents.remove(uri);
+            }
+        }
+        self.deployments = states;
+        Ok(())
+    }
+
+    fn set_policy(&mut self, files: Vec<grail_workspace::PolicyFile>) {
+        let shipped = shipped_uris();
+        let mut sources = Vec::new();
+        self.uris.clear();
+        self.shipped_files.clear();
+        for f in files {
+            if f.shipped {
+                let i = grail_engine::shipped::FILES.iter().position(|(p, _)| Path::new(p) == f.path);
+                self.uris.push(i.and_then(|i| shipped.get(i).cloned().flatten()));
+                sources.push(SourceText::new(&self.db, f.path.to_string_lossy().into_owned(), f.text, None));
+            } else {
+                self.uris.push(Uri::from_file_path(&f.path));
+                sources.push(SourceText::new(&self.db, self.display_path(&f.path), f.text, None));
+            }
+            self.shipped_files.push(f.shipped);
+        }
+        self.set.set_files(&mut self.db).to(sources);
     }
 
     fn use_shipped(&mut self) {
         let files = grail_engine::shipped::sources(&self.db);
         self.uris = shipped_uris();
+        self.shipped_files = vec![true; files.len()];
+        self.policy_folders.clear();
         self.set.set_files(&mut self.db).to(files);
-        self.shipped = true;
+    }
+
+    /// Reads again the files the members of deployment `k` attach, when the
+    /// references changed (or `force`, after a change on disk).
+    fn refresh_attachments(&mut self, k: usize, force: bool) -> bool {
+        let Some(d) = self.deployments.get(k) else { return false };
+        let documents: Vec<SourceText> = d.members.iter().map(|(_, s, _)| *s).collect();
+        let wanted: Vec<(SourceText, String)> = documents
+            .iter()
+            .flat_map(|doc| document_references(&self.db, self.set, *doc).iter().map(|p| (*doc, p.clone())))
+            .collect();
+        let had: Vec<(SourceText, String)> = d.attached.iter().map(|(a, _)| (a.from, a.path.clone())).collect();
+        if !force && wanted == had {
+            return false;
+        }
+        let real: HashMap<String, PathBuf> =
+            d.members.iter().map(|(_, s, p)| (s.path(&self.db).clone(), p.clone())).collect();
+        let attached = grail_workspace::attachments(&self.db, self.set, &documents, &|shown| {
+            real.get(shown).cloned().unwrap_or_else(|| PathBuf::from(shown))
+        });
+        let with_uris = attached
+            .into_iter()
+            .map(|a| {
+                let from = d.members.iter().find(|(_, s, _)| *s == a.from).map(|(_, _, p)| p.clone());
+                let uri = from.and_then(|p| Uri::from_file_path(p.parent()?.join(&a.path)));
+                (a, uri)
+            })
+            .collect::<Vec<_>>();
+        let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
+        let deployment = d.deployment;
+        deployment.set_attachments(&mut self.db).to(list);
+        self.deployments[k].attached = with_uris;
+        true
     }
 
     /// A path for messages: relative to the first root that holds it.
@@ -118,10 +309,13 @@ impl Workspace {
         self.uris.iter().position(|u| u.as_ref() == Some(uri))
     }
 
-    /// The source of an open document or a policy file.
+    /// The source of an open document, a deployment's member or a policy file.
     pub fn source(&self, uri: &Uri) -> Option<SourceText> {
         if let Some(d) = self.documents.get(uri) {
             return Some(*d);
+        }
+        if let Some(k) = self.member_of.get(uri) {
+            return self.deployments[*k].members.iter().find(|(u, _, _)| u == uri).map(|(_, s, _)| *s);
         }
         self.policy_index(uri).map(|i| self.set.files(&self.db)[i])
     }
@@ -134,28 +328,68 @@ impl Workspace {
         self.versions.contains_key(uri)
     }
 
+    /// The index of a policy file in the policy set.
+    pub fn policy_file(&self, uri: &Uri) -> Option<u32> {
+        self.policy_index(uri).map(|i| i as u32)
+    }
+
     /// The URI of policy file `file` of the policy set.
     pub fn policy_uri(&self, file: u32) -> Option<&Uri> {
         self.uris.get(file as usize)?.as_ref()
     }
 
-    /// The URIs of the policy files, for publishing their diagnostics.
+    /// The URIs of the user's policy files, for publishing their diagnostics.
     pub fn policy_uris(&self) -> Vec<Uri> {
-        if self.shipped {
-            // The shipped library compiles; its files are not the user's to fix.
-            return Vec::new();
-        }
-        self.uris.iter().flatten().cloned().collect()
+        // The shipped library compiles; its files are not the user's to fix.
+        self.uris.iter().zip(&self.shipped_files).filter(|(_, s)| !**s).filter_map(|(u, _)| u.clone()).collect()
     }
 
     pub fn open_documents(&self) -> Vec<Uri> {
         self.documents.keys().cloned().collect()
     }
 
+    /// The deployment a document belongs to, and its name.
+    pub fn deployment_of(&self, uri: &Uri) -> Option<(Deployment, &str)> {
+        let d = &self.deployments[*self.member_of.get(uri)?];
+        Some((d.deployment, d.name.as_str()))
+    }
+
+    /// Every member of deployment `k`, open or not: their diagnostics are published.
+    pub fn members(&self, k: usize) -> Vec<Uri> {
+        self.deployments.get(k).map(|d| d.members.iter().map(|(u, _, _)| u.clone()).collect()).unwrap_or_default()
+    }
+
+    /// Every member of every deployment.
+    pub fn all_members(&self) -> Vec<Uri> {
+        (0..self.deployments.len()).flat_map(|k| self.members(k)).collect()
+    }
+
+    /// The URI of a file a report points into: a member, or a file it attaches.
+    pub fn uri_of(&self, source: SourceText) -> Option<Uri> {
+        for d in &self.deployments {
+            if let Some((u, _, _)) = d.members.iter().find(|(_, s, _)| *s == source) {
+                return Some(u.clone());
+            }
+            if let Some((_, u)) = d.attached.iter().find(|(a, _)| a.read.as_ref().ok() == Some(&source)) {
+                return u.clone();
+            }
+        }
+        self.documents.iter().find(|(_, s)| **s == source).map(|(u, _)| u.clone())
+    }
+
     pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Changed {
         self.versions.insert(uri.clone(), version);
         if is_policy(&uri) {
             return self.set_policy_text(uri, text);
+        }
+        if let Some(&k) = self.member_of.get(&uri) {
+            let source = self.source(&uri).expect("a member has a source");
+            if source.text(&self.db) != &text || source.read_error(&self.db).is_some() {
+                source.set_text(&mut self.db).to(text);
+                source.set_read_error(&mut self.db).to(None);
+            }
+            self.refresh_attachments(k, false);
+            return Changed::Deployment(k);
         }
         match self.documents.get(&uri) {
             Some(doc) => {
@@ -170,6 +404,12 @@ impl Workspace {
         Changed::Document(uri)
     }
 
+    /// Whether a `.grail` file belongs to the policy: it is under one of its folders.
+    fn in_policy_folders(&self, uri: &Uri) -> bool {
+        let Some(path) = uri.to_file_path() else { return false };
+        self.policy_folders.iter().any(|f| path.starts_with(f))
+    }
+
     fn set_policy_text(&mut self, uri: Uri, text: String) -> Changed {
         if let Some(i) = self.policy_index(&uri) {
             let file = self.set.files(&self.db)[i];
@@ -179,16 +419,17 @@ impl Workspace {
             }
             return Changed::Policy;
         }
-        // A policy file the policy does not have yet: the workspace's files are the policy now.
+        if !self.in_policy_folders(&uri) {
+            // A `.grail` file outside the policy's folders is not part of the policy.
+            return Changed::Nothing;
+        }
+        // A new file of a policy folder: it joins the policy.
         let path = uri.to_file_path().map_or_else(|| uri.as_str().to_string(), |p| self.display_path(&p));
         let file = SourceText::new(&self.db, path, text, None);
-        let mut files = if self.shipped { Vec::new() } else { self.set.files(&self.db).clone() };
-        if self.shipped {
-            self.uris.clear();
-            self.shipped = false;
-        }
+        let mut files = self.set.files(&self.db).clone();
         files.push(file);
         self.uris.push(Some(uri));
+        self.shipped_files.push(false);
         self.set.set_files(&mut self.db).to(files);
         Changed::Policy
     }
@@ -209,31 +450,66 @@ impl Workspace {
         self.versions.insert(uri.clone(), version);
         source.set_text(&mut self.db).to(text);
         if is_policy(uri) && self.policy_index(uri).is_some() {
-            Changed::Policy
-        } else {
-            Changed::Document(uri.clone())
+            return Changed::Policy;
         }
+        if let Some(&k) = self.member_of.get(uri) {
+            self.refresh_attachments(k, false);
+            return Changed::Deployment(k);
+        }
+        Changed::Document(uri.clone())
     }
 
-    /// A file is closed: a document is forgotten; a policy file is read from disk
-    /// again, or leaves the policy if it is gone.
+    /// A file is closed: a document is forgotten; a member or a policy file
+    /// is read from disk again (a policy file leaves the policy if it is gone).
     pub fn close(&mut self, uri: &Uri) -> Changed {
         self.versions.remove(uri);
         if self.documents.remove(uri).is_some() {
             return Changed::Document(uri.clone());
         }
-        if self.policy_index(uri).is_none() || self.shipped {
+        if self.member_of.contains_key(uri) {
+            return self.reload_member(uri);
+        }
+        if self.policy_index(uri).is_none()
+            || self.shipped_files.get(self.policy_index(uri).unwrap_or(0)) == Some(&true)
+        {
             return Changed::Nothing;
         }
         self.reload_policy_file(uri)
     }
 
-    /// A policy file changed on disk (created, changed or deleted); an open one keeps its editor text.
+    /// A file changed on disk (created, changed or deleted); an open one keeps its editor text.
     pub fn file_changed_on_disk(&mut self, uri: &Uri) -> Changed {
-        if !is_policy(uri) || self.is_open(uri) {
+        if is_workspace_file(uri) {
+            self.reload_config();
+            return Changed::Policy;
+        }
+        if self.is_open(uri) {
+            return Changed::Nothing;
+        }
+        if self.member_of.contains_key(uri) {
+            return self.reload_member(uri);
+        }
+        if let Some(k) = self.deployments.iter().position(|d| d.attached.iter().any(|(_, u)| u.as_ref() == Some(uri))) {
+            self.refresh_attachments(k, true);
+            return Changed::Deployment(k);
+        }
+        if !is_policy(uri) {
             return Changed::Nothing;
         }
         self.reload_policy_file(uri)
+    }
+
+    fn reload_member(&mut self, uri: &Uri) -> Changed {
+        let Some(&k) = self.member_of.get(uri) else { return Changed::Nothing };
+        let Some(source) = self.source(uri) else { return Changed::Nothing };
+        match uri.to_file_path().and_then(|p| std::fs::read(p).ok()) {
+            Some(bytes) => source.set_bytes(&mut self.db, bytes),
+            None => {
+                source.set_text(&mut self.db).to(String::new());
+            }
+        }
+        self.refresh_attachments(k, false);
+        Changed::Deployment(k)
     }
 
     fn reload_policy_file(&mut self, uri: &Uri) -> Changed {
@@ -247,6 +523,7 @@ impl Workspace {
                 let mut files = self.set.files(&self.db).clone();
                 files.remove(i);
                 self.uris.remove(i);
+                self.shipped_files.remove(i);
                 if files.is_empty() {
                     self.use_shipped();
                 } else {
@@ -265,30 +542,6 @@ impl Workspace {
 
 /// A `TextDocumentContentChangeEvent`, by its own name here.
 pub type TextEdit = TextDocumentContentChangeEvent;
-
-fn scan(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, budget: &mut usize) {
-    if depth > 24 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        let path = entry.path();
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let Ok(kind) = entry.file_type() else { continue };
-        if kind.is_dir() {
-            if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
-                scan(&path, depth + 1, found, budget);
-            }
-        } else if kind.is_file() && name.ends_with(".grail") {
-            found.push(path);
-        }
-    }
-}
 
 /// The shipped library, written once to a cache folder so that editors can
 /// open the declarations that hovers and definitions point at. `None` for a
@@ -311,4 +564,36 @@ fn shipped_uris() -> Vec<Option<Uri>> {
             Uri::from_file_path(&target)
         })
         .collect()
+}
+
+impl Workspace {
+    /// The workspace file's URI, when it is found but cannot be used (its diagnostic is published).
+    pub fn workspace_file_uri(&self) -> Option<Uri> {
+        match &self.config {
+            Config::Invalid { path, .. } => Uri::from_file_path(path),
+            _ => None,
+        }
+    }
+
+    /// What to tell the user once, at the start, about the workspace file.
+    pub fn config_message(&self) -> Option<(tower_lsp_server::ls_types::MessageType, String)> {
+        use tower_lsp_server::ls_types::MessageType;
+        match &self.config {
+            Config::Loaded => None,
+            Config::Missing => Some((
+                MessageType::INFO,
+                format!(
+                    "grail: no `{}` in the workspace or its parents: the shipped library, each document checked alone",
+                    grail_workspace::FILE_NAME
+                ),
+            )),
+            Config::Invalid { error, .. } => Some((
+                MessageType::ERROR,
+                format!(
+                    "grail: {}; until it is fixed, the shipped library, each document checked alone",
+                    error.summary().lines().next().unwrap_or_default()
+                ),
+            )),
+        }
+    }
 }

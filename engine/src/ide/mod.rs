@@ -12,6 +12,7 @@ mod edit;
 mod fix;
 pub mod index;
 mod policy;
+mod symbols;
 
 use grail_lang::ast::Span;
 
@@ -20,6 +21,9 @@ use crate::diagnostic::Finding;
 use crate::hir::Loc;
 
 pub use index::{Decl, PolicyIndex, Symbol, Use, policy_index};
+pub use symbols::{
+    OutlineItem, RenameError, SymbolKind, WorkspaceSymbol, folds, outline, rename, rename_target, workspace_symbols,
+};
 
 /// What a hover shows: Markdown, about the text at `span`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,4 +155,69 @@ pub fn completions(db: &dyn salsa::Database, set: PolicySet, file: SourceText, o
 /// Every fix offered is checked: applied, the finding is gone.
 pub fn fixes(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, finding: &Finding) -> Vec<Fix> {
     fix::fixes(db, set, doc, finding)
+}
+
+/// What a Markdown file is to the policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// It carries the marker line of one of the policy's Markdown kinds: a work item.
+    Marked,
+    /// A line of it is nearly a marker (`v2` for `v1`, a slip of the hand):
+    /// most likely a work item whose marker is wrong, which would otherwise
+    /// go unchecked without a word.
+    NearMiss { span: Span, marker: String },
+    /// Any other Markdown file (a README): not checked.
+    Unmarked,
+}
+
+/// Whether a Markdown file is a work item of the policy, or nearly one.
+pub fn markdown_marker(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Marker {
+    let compiled = crate::db::compile_policy(db, set);
+    let markers: Vec<&str> = compiled
+        .policy
+        .documents
+        .iter()
+        .filter_map(|d| match &d.selector {
+            crate::hir::SelectorDef::Markdown { marker, .. } => Some(marker.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = doc.text(db);
+    if text.lines().any(|l| markers.contains(&l.trim())) {
+        return Marker::Marked;
+    }
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if !trimmed.is_empty()
+            && let Some(marker) = crate::suggest::did_you_mean(trimmed, markers.iter().copied())
+        {
+            let start = at + line.find(trimmed).unwrap_or(0);
+            return Marker::NearMiss { span: Span::new(start, start + trimmed.len()), marker: marker.to_string() };
+        }
+        at += line.len();
+    }
+    Marker::Unmarked
+}
+
+/// The places in a document that name a file it attaches (`ref` fields, such
+/// as a probe transcript): the span of the path, and the path as written.
+pub fn document_links(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Vec<(Span, String)> {
+    let references = crate::db::document_references(db, set, doc);
+    if references.is_empty() {
+        return Vec::new();
+    }
+    let Ok(root) = crate::db::load_document(db, doc) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match &node.kind {
+            crate::document::NodeKind::Str(s) if references.contains(s) => out.push((node.span, s.clone())),
+            crate::document::NodeKind::List(items) => stack.extend(items.iter()),
+            crate::document::NodeKind::Map(entries) => stack.extend(entries.iter().map(|e| &e.value)),
+            _ => {}
+        }
+    }
+    out.sort_by_key(|(s, _)| s.start);
+    out
 }

@@ -145,6 +145,23 @@ impl TestClient {
         }
     }
 
+    /// The next notification of `method` (`window/showMessage`...), and how many more of it are pending.
+    pub async fn notification(&mut self, method: &str) -> Value {
+        loop {
+            if let Some(i) = self.pending.iter().position(|m| m["method"] == method && m.get("id").is_none()) {
+                let m = self.pending.remove(i).expect("just found");
+                return m["params"].clone();
+            }
+            let m = self.receive().await;
+            self.other(m).await;
+        }
+    }
+
+    /// How many notifications of `method` have arrived and are not yet taken.
+    pub fn pending_count(&self, method: &str) -> usize {
+        self.pending.iter().filter(|m| m["method"] == method).count()
+    }
+
     /// Diagnostics published for `uri` until they satisfy `done` (or the wait times out).
     pub async fn diagnostics_until(&mut self, uri: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         loop {
@@ -227,7 +244,7 @@ impl TempDir {
         TempDir(dir.canonicalize().expect("canonical temporary folder"))
     }
 
-    /// A copy of the shipped library in `policies/`.
+    /// A copy of the shipped library in `policies/`, which the workspace file names as the policy.
     pub fn with_shipped_policy(name: &str) -> TempDir {
         let dir = TempDir::new(name);
         for (path, text) in grail_engine::shipped::FILES {
@@ -235,7 +252,28 @@ impl TempDir {
             std::fs::create_dir_all(target.parent().expect("a parent")).expect("create folders");
             std::fs::write(target, text).expect("write a policy file");
         }
+        std::fs::write(dir.0.join("grail.toml"), "[policy]\nfolders = [\"policies\"]\n").expect("write grail.toml");
         dir
+    }
+
+    /// A copy of the example organisation (`examples/org`, with its `grail.toml`).
+    pub fn with_org(name: &str) -> TempDir {
+        let dir = TempDir::new(name);
+        let org = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/org");
+        copy_tree(&org, &dir.0);
+        dir
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create a folder");
+    for entry in std::fs::read_dir(from).expect("read a folder").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a file");
+        }
     }
 }
 

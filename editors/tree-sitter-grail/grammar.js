@@ -1,0 +1,257 @@
+/**
+ * A tree-sitter grammar for grail policy files (`.grail`), for highlighting
+ * and structure in editors. It follows lang/src/grail.pest, the grammar of
+ * the compiler; `tests/tree_sitter.rs` parses every `.grail` file of the
+ * repository with it and fails on an ERROR node.
+ */
+
+const PREC = {
+  or: 1,
+  and: 2,
+  not: 3,
+  compare: 4,
+  coalesce: 5,
+  add: 6,
+  mul: 7,
+  postfix: 8,
+};
+
+const IDENT = /[A-Za-z_][A-Za-z0-9_]*/;
+
+function commaSep1(rule) {
+  return seq(rule, repeat(seq(",", rule)));
+}
+
+function commaSep(rule) {
+  return optional(commaSep1(rule));
+}
+
+module.exports = grammar({
+  name: "grail",
+
+  extras: ($) => [/\s/, $.comment],
+
+  word: ($) => $.identifier,
+
+  conflicts: ($) => [[$.row_key, $.cell]],
+
+  rules: {
+    source_file: ($) => repeat($._item),
+
+    _item: ($) =>
+      choice(
+        $.enum_declaration,
+        $.record_declaration,
+        $.document_declaration,
+        $.matrix_declaration,
+        $.layers_declaration,
+        $.question_declaration,
+        $.function_declaration,
+        $.rule_declaration,
+      ),
+
+    // `///` documents the item or field below; both are comments to the grammar.
+    comment: (_) => token(seq("//", /[^\n]*/)),
+
+    identifier: (_) => IDENT,
+    rule_id: (_) => token(seq(IDENT, repeat1(seq(".", IDENT)))),
+
+    string: ($) => seq('"', repeat(choice($.string_content, $.escape_sequence)), '"'),
+    string_content: (_) => token.immediate(prec(1, /[^"\\\n]+/)),
+    escape_sequence: (_) => token.immediate(/\\["\\nt{}]/),
+    integer: (_) => /-?[0-9]+/,
+    boolean: (_) => choice("true", "false"),
+
+    // ------------------------------------------------------------ items
+
+    enum_declaration: ($) =>
+      seq(
+        "enum",
+        field("name", $.identifier),
+        optional(field("order", choice("tightest_first", "ordered"))),
+        "{",
+        repeat(field("variant", choice($.identifier, $.string))),
+        "}",
+      ),
+
+    record_declaration: ($) =>
+      seq(
+        "record",
+        field("name", $.identifier),
+        optional(seq("identity", field("identity", $.identifier))),
+        "{",
+        repeat($._member),
+        "}",
+      ),
+
+    document_declaration: ($) =>
+      seq(
+        "document",
+        field("name", $.identifier),
+        "as",
+        field("binder", $.identifier),
+        optional(seq(",", field("all", $.identifier))),
+        choice($.markdown_selector, $.selector),
+        "{",
+        repeat($._member),
+        "}",
+      ),
+
+    selector: ($) => seq("where", $.identifier, choice("absent", seq("==", $.string))),
+
+    markdown_selector: ($) => seq("in", "markdown", "after", $.string, "rule", $.rule_id),
+
+    _member: ($) => choice($.check_rule, $.forbid, $.field_declaration),
+
+    check_rule: ($) =>
+      seq(
+        "on",
+        choice("syntax", "duplicate_key", "unknown_key", "missing_key", "type", "empty", "loosen", "untrusted", "order"),
+        "rule",
+        $.rule_id,
+      ),
+
+    forbid: ($) => seq("forbid", "key", $.string, "anywhere", "rule", $.rule_id),
+
+    field_declaration: ($) =>
+      seq(
+        field("name", choice($.identifier, $.string)),
+        optional("?"),
+        ":",
+        field("type", $._type),
+        repeat(choice($.default_clause, $.bound_clause, $.unique_clause)),
+      ),
+
+    default_clause: ($) => seq("default", choice($.column_reference, $.string, $.integer, $.boolean, seq("[", "]"))),
+    bound_clause: ($) => seq(choice("floor", "ceiling"), $.column_reference, "rule", $.rule_id),
+    unique_clause: ($) => seq("unique", "rule", $.rule_id),
+    column_reference: ($) => seq(field("matrix", $.identifier), ".", field("column", $.identifier)),
+
+    _type: ($) => choice($.map_type, $.list_type, $.ref_type, $.int_type, $.type_name),
+    ref_type: ($) => seq("ref", $.type_name),
+    map_type: ($) => seq("map", $.type_name, "->", $._type),
+    list_type: ($) => seq("list", $._type),
+    int_type: ($) => prec.right(seq("int", optional(seq(">=", $.integer)))),
+    type_name: ($) => $.identifier,
+
+    matrix_declaration: ($) =>
+      seq(
+        "matrix",
+        field("name", $.identifier),
+        "by",
+        field("key", $.identifier),
+        "{",
+        $.columns,
+        repeat($.row),
+        "}",
+      ),
+    columns: ($) => seq("columns", commaSep1($.column_declaration)),
+    column_declaration: ($) => seq(field("name", $.identifier), ":", field("type", $.identifier)),
+    row: ($) => prec.right(seq($.row_key, ":", repeat1($.cell))),
+    row_key: ($) => choice($.identifier, $.string),
+    cell: ($) => choice($.integer, $.boolean, $.string, $.identifier),
+
+    layers_declaration: ($) =>
+      seq(
+        "layers",
+        "of",
+        field("document", $.identifier),
+        "by",
+        field("key", $.identifier),
+        "{",
+        repeat(choice($.check_rule, $.layer_line, $.only_line, $.free_line)),
+        "}",
+      ),
+    layer_line: ($) => prec.right(seq("layer", field("name", $.identifier), optional("default"))),
+    only_line: ($) => seq("only", field("layer", $.identifier), "sets", commaSep1($.identifier)),
+    free_line: ($) => seq("any", "layer", "sets", commaSep1($.identifier)),
+
+    question_declaration: ($) =>
+      prec.right(
+        seq("question", field("name", $.rule_id), "action", $.string, repeat($.question_variable), "allow", $._expression),
+      ),
+    question_variable: ($) => seq("for", $.pattern, "in", $._expression, "as", $.request_attribute),
+    request_attribute: ($) => seq(choice("principal", "resource"), ".", $.identifier),
+
+    function_declaration: ($) =>
+      prec.right(
+        seq(
+          "fn",
+          field("name", $.identifier),
+          "(",
+          commaSep(field("parameter", $.identifier)),
+          ")",
+          "=",
+          field("body", $._expression),
+        ),
+      ),
+
+    rule_declaration: ($) => prec.right(seq("rule", field("name", $.rule_id), repeat($._clause))),
+    _clause: ($) => choice($.for_clause, $.when_clause, $.let_clause, $.require_clause, $.at_clause),
+    for_clause: ($) => prec.right(seq("for", $.pattern, "in", $._expression, optional(seq("if", $._expression)))),
+    when_clause: ($) => prec.right(seq("when", $._expression, optional(seq("else", $.template)))),
+    let_clause: ($) => seq("let", field("name", $.identifier), "=", $._expression),
+    require_clause: ($) => seq("require", $._expression, "else", $.outcome, $.template),
+    outcome: (_) => choice("fail", "unknown"),
+    at_clause: ($) => seq("at", $._expression),
+
+    pattern: ($) =>
+      choice(seq("(", $.identifier, ",", $.identifier, ")"), seq($.identifier, optional(seq(",", $.identifier)))),
+
+    template: ($) =>
+      seq('"', repeat(choice($.template_text, $.escape_sequence, $.interpolation)), '"'),
+    template_text: (_) => token.immediate(prec(1, /[^"\\{\n]+/)),
+    interpolation: ($) => seq(token.immediate("{"), $._expression, "}"),
+
+    // ------------------------------------------------------------ expressions
+
+    _expression: ($) =>
+      choice(
+        $.binary_expression,
+        $.not_expression,
+        $.field_expression,
+        $.index_expression,
+        $.call_expression,
+        $.quantifier,
+        $.count_by,
+        $.list,
+        $.set,
+        $.parenthesized_expression,
+        $.integer,
+        $.boolean,
+        $.string,
+        $.identifier,
+      ),
+
+    binary_expression: ($) => {
+      const table = [
+        [PREC.or, "or"],
+        [PREC.and, "and"],
+        [PREC.compare, choice("==", "!=", "<=", ">=", "<", ">", "in", seq("not", "in"), "tighter_than", "looser_than")],
+        [PREC.coalesce, "??"],
+        [PREC.add, choice("+", "-", "++")],
+        [PREC.mul, "*"],
+      ];
+      return choice(
+        ...table.map(([p, op]) =>
+          prec.left(p, seq(field("left", $._expression), field("operator", op), field("right", $._expression))),
+        ),
+      );
+    },
+
+    not_expression: ($) => prec(PREC.not, seq("not", $._expression)),
+    field_expression: ($) => prec(PREC.postfix, seq($._expression, ".", field("field", $.identifier))),
+    index_expression: ($) => prec(PREC.postfix, seq($._expression, "[", $._expression, "]")),
+    call_expression: ($) =>
+      prec(PREC.postfix, seq(field("function", choice($.identifier, "count")), $.arguments)),
+    arguments: ($) => seq("(", commaSep($._expression), ")"),
+
+    quantifier: ($) =>
+      prec.right(seq(choice("every", "some"), $.pattern, "in", $._expression, ":", $._expression)),
+    count_by: ($) => seq("count", "(", $.identifier, "in", $._expression, "by", $._expression, ")"),
+    list: ($) => seq("[", optional(seq($._expression, choice($.comprehension, repeat(seq(",", $._expression))))), "]"),
+    comprehension: ($) => seq("for", $.pattern, "in", $._expression, optional(seq("if", $._expression))),
+    set: ($) => seq("{", commaSep($._expression), "}"),
+    parenthesized_expression: ($) => seq("(", $._expression, ")"),
+  },
+});

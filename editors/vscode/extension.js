@@ -1,0 +1,34 @@
+// The grail language server (`grail lsp`) for policy files, bindings
+// (JSON, YAML) and Markdown work items. The server reads `grail.toml` of the
+// workspace, as `grail check` does, so the editor shows what CI reports.
+const vscode = require("vscode");
+const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
+
+let client;
+
+function activate(context) {
+  const command = vscode.workspace.getConfiguration("grail").get("path") || "grail";
+  const server = { command, args: ["lsp"], transport: TransportKind.stdio };
+  client = new LanguageClient(
+    "grail",
+    "grail",
+    { run: server, debug: server },
+    {
+      documentSelector: [
+        { scheme: "file", language: "grail" },
+        { scheme: "file", language: "yaml" },
+        { scheme: "file", language: "json" },
+        { scheme: "file", language: "markdown" },
+        { scheme: "file", pattern: "**/grail.toml" },
+      ],
+    },
+  );
+  context.subscriptions.push(client);
+  return client.start();
+}
+
+function deactivate() {
+  return client ? client.stop() : undefined;
+}
+
+module.exports = { activate, deactivate };

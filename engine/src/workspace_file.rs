@@ -1,0 +1,256 @@
+//! The workspace file `grail.toml`: which policy a bare `grail check` and the
+//! editor use, and the named deployments they check. Text in, data out: the
+//! caller finds the file, reads it, and resolves the paths against its folder.
+//!
+//! ```toml
+//! [policy]
+//! folders = ["shipped", "policies/org"]
+//!
+//! [deployments.northwind]
+//! layers = { security = "org/security.yaml", repo = "org/repo.yaml" }
+//! items = ["org/items"]
+//! histories = ["org/history/step-002.yaml"]
+//! documents = []
+//! ```
+//!
+//! Layer names are not checked here: the policy declares its layers, and the
+//! check refuses a name it does not declare.
+
+use std::collections::BTreeMap;
+
+use grail_lang::ast::Span;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The name of the workspace file.
+pub const FILE_NAME: &str = "grail.toml";
+
+/// The name that stands for the shipped library among the policy folders.
+pub const SHIPPED: &str = "shipped";
+
+/// A parsed `grail.toml`. Every path is as written, relative to the file's folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkspaceFile {
+    /// The policy folders compiled together (`shipped` for the built-in
+    /// library); the shipped library alone when the file names none.
+    pub policy: Vec<Located>,
+    /// Whether the file names the policy (`[policy] folders`), or the default stands.
+    pub policy_declared: bool,
+    pub deployments: Vec<DeploymentSpec>,
+}
+
+/// A string of the file and where it is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub value: String,
+    pub span: Span,
+}
+
+/// One named deployment: documents checked together, as one `grail check` of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploymentSpec {
+    pub name: Located,
+    /// `(layer, file)`: the file bound to the layer, as `--layer NAME=FILE` binds it.
+    pub layers: Vec<(Located, Located)>,
+    /// Work items (Markdown), files or folders, resolved against the deployment's bindings.
+    pub items: Vec<Located>,
+    /// Workflow histories.
+    pub histories: Vec<Located>,
+    /// Any other document of the deployment, unbound.
+    pub documents: Vec<Located>,
+}
+
+impl DeploymentSpec {
+    /// Every path of the deployment: layered files first (in the file's
+    /// order of layer names), then documents, items, histories.
+    pub fn paths(&self) -> impl Iterator<Item = &Located> {
+        self.layers.iter().map(|(_, p)| p).chain(&self.documents).chain(&self.items).chain(&self.histories)
+    }
+}
+
+/// Why a workspace file cannot be used, located in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkspaceFileError {
+    pub message: String,
+    pub span: Option<Span>,
+    pub help: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    policy: Option<RawPolicy>,
+    #[serde(default)]
+    deployments: BTreeMap<Spanned<String>, RawDeployment>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    folders: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDeployment {
+    #[serde(default)]
+    layers: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    items: Vec<Spanned<String>>,
+    #[serde(default)]
+    histories: Vec<Spanned<String>>,
+    #[serde(default)]
+    documents: Vec<Spanned<String>>,
+}
+
+fn located(s: Spanned<String>) -> Located {
+    let span = s.span();
+    Located { value: s.into_inner(), span: Span::new(span.start, span.end) }
+}
+
+/// Parses the text of a `grail.toml`.
+pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
+    let raw: Raw = toml::from_str(text).map_err(|e| WorkspaceFileError {
+        message: lower_first(e.message().trim_end_matches('.')),
+        span: e.span().map(|r| Span::new(r.start, r.end)),
+        help: Some(
+            "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
+             `layers`, `items`, `histories` and `documents`"
+                .into(),
+        ),
+    })?;
+    let (policy, policy_declared) = match raw.policy.and_then(|p| p.folders) {
+        Some(folders) => (folders.into_iter().map(located).collect::<Vec<_>>(), true),
+        None => (vec![Located { value: SHIPPED.into(), span: Span::new(0, 0) }], false),
+    };
+    if policy_declared && policy.is_empty() {
+        return Err(WorkspaceFileError {
+            message: "`folders` names no policy folder".into(),
+            span: None,
+            help: Some(format!("write `folders = [\"{SHIPPED}\"]` for the shipped library, or leave `folders` out")),
+        });
+    }
+    let mut seen: Vec<&Located> = Vec::new();
+    for folder in &policy {
+        if let Some(first) = seen.iter().find(|f| f.value == folder.value) {
+            return Err(WorkspaceFileError {
+                message: format!("the policy folder `{}` is named twice", folder.value),
+                span: Some(folder.span),
+                help: Some(format!("it is first named at byte {}; name each folder once", first.span.start)),
+            });
+        }
+        seen.push(folder);
+    }
+    let deployments = raw
+        .deployments
+        .into_iter()
+        .map(|(name, d)| DeploymentSpec {
+            name: located(name),
+            layers: d.layers.into_iter().map(|(k, v)| (located(k), located(v))).collect(),
+            items: d.items.into_iter().map(located).collect(),
+            histories: d.histories.into_iter().map(located).collect(),
+            documents: d.documents.into_iter().map(located).collect(),
+        })
+        .collect::<Vec<_>>();
+    for d in &deployments {
+        let mut paths: Vec<&Located> = Vec::new();
+        for p in d.paths() {
+            if let Some(first) = paths.iter().find(|q| q.value == p.value) {
+                return Err(WorkspaceFileError {
+                    message: format!("deployment `{}` names `{}` twice", d.name.value, p.value),
+                    span: Some(p.span),
+                    help: Some(format!(
+                        "a file is one document of a deployment; it is first named at byte {}",
+                        first.span.start
+                    )),
+                });
+            }
+            paths.push(p);
+        }
+        if paths.is_empty() {
+            return Err(WorkspaceFileError {
+                message: format!("deployment `{}` names no document", d.name.value),
+                span: Some(d.name.span),
+                help: Some("give it `layers`, `documents`, `items` or `histories`".into()),
+            });
+        }
+    }
+    Ok(WorkspaceFile { policy, policy_declared, deployments })
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_file_is_read_with_its_spans() {
+        let text = r#"[policy]
+folders = ["shipped", "org-rules"]
+
+[deployments.north]
+layers = { security = "org/security.yaml", repo = "org/repo.yaml" }
+items = ["org/items"]
+histories = ["org/history/step-002.yaml"]
+"#;
+        let file = parse(text).expect("parses");
+        assert!(file.policy_declared);
+        let folders: Vec<&str> = file.policy.iter().map(|f| f.value.as_str()).collect();
+        assert_eq!(folders, ["shipped", "org-rules"]);
+        let d = &file.deployments[0];
+        assert_eq!(d.name.value, "north");
+        let layers: Vec<(&str, &str)> = d.layers.iter().map(|(k, v)| (k.value.as_str(), v.value.as_str())).collect();
+        assert_eq!(layers, [("repo", "org/repo.yaml"), ("security", "org/security.yaml")]);
+        let (_, repo) = &d.layers[0];
+        assert_eq!(&text[repo.span.start..repo.span.end], "\"org/repo.yaml\"");
+        let paths: Vec<&str> = d.paths().map(|p| p.value.as_str()).collect();
+        assert_eq!(paths, ["org/repo.yaml", "org/security.yaml", "org/items", "org/history/step-002.yaml"]);
+    }
+
+    #[test]
+    fn without_a_policy_table_the_shipped_library_stands() {
+        let file = parse("[deployments.a]\ndocuments = [\"a.yaml\"]\n").expect("parses");
+        assert!(!file.policy_declared);
+        assert_eq!(file.policy[0].value, SHIPPED);
+    }
+
+    #[test]
+    fn an_unknown_key_is_located() {
+        let text = "[deployments.a]\ndocuments = [\"a.yaml\"]\nlayer = {}\n";
+        let e = parse(text).expect_err("refused");
+        let span = e.span.expect("located");
+        assert_eq!(&text[span.start..span.end], "layer", "{e:?}");
+        assert!(e.message.starts_with("unknown field `layer`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_syntax_error_is_located() {
+        let e = parse("[policy\n").expect_err("refused");
+        assert!(e.span.is_some(), "{e:?}");
+    }
+
+    #[test]
+    fn a_file_named_twice_in_a_deployment_is_refused() {
+        let text = "[deployments.a]\nlayers = { security = \"s.yaml\" }\ndocuments = [\"s.yaml\"]\n";
+        let e = parse(text).expect_err("refused");
+        assert_eq!(e.message, "deployment `a` names `s.yaml` twice");
+        let span = e.span.expect("located");
+        assert_eq!(&text[span.start..span.end], "\"s.yaml\"");
+        assert!(span.start > text.find("documents").unwrap_or(0));
+    }
+
+    #[test]
+    fn an_empty_deployment_and_an_empty_policy_are_refused() {
+        assert_eq!(parse("[deployments.a]\n").expect_err("refused").message, "deployment `a` names no document");
+        assert_eq!(parse("[policy]\nfolders = []\n").expect_err("refused").message, "`folders` names no policy folder");
+        let twice = parse("[policy]\nfolders = [\"p\", \"p\"]\n").expect_err("refused");
+        assert_eq!(twice.message, "the policy folder `p` is named twice");
+    }
+}

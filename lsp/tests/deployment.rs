@@ -1,0 +1,145 @@
+//! The workspace file in the server: the policy it names, documents checked
+//! with the rest of their deployment, findings shown in the file they point
+//! into, reloads on disk changes, and what happens without one.
+
+mod common;
+
+use common::*;
+use grail_engine::Database;
+use serde_json::{Value, json};
+
+fn codes(diagnostics: &[Value]) -> Vec<String> {
+    let mut c: Vec<String> = diagnostics.iter().map(|d| d["code"].as_str().unwrap_or_default().to_string()).collect();
+    c.sort();
+    c
+}
+
+/// The binding of the repo layer of the example organisation.
+fn repo_yaml(dir: &TempDir) -> String {
+    std::fs::read_to_string(dir.0.join("repo.yaml")).expect("repo.yaml")
+}
+
+#[tokio::test]
+async fn a_document_is_checked_with_the_rest_of_its_deployment() {
+    let dir = TempDir::with_org("deployment");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let repo = uri(&dir.0.join("repo.yaml"));
+    c.open(&repo, &repo_yaml(&dir)).await;
+    // Alone, the repo layer would fail `escalation.required_route` (its routes come only from
+    // the security layer); with its deployment, nothing of it fails.
+    assert_eq!(c.diagnostics(&repo).await, Vec::<Value>::new());
+
+    // A finding of the deployment located in a file that is not open is shown in that file.
+    let security = uri(&dir.0.join("security.yaml"));
+    let d = c.diagnostics_until(&security, |d| !d.is_empty()).await;
+    assert!(codes(&d).contains(&"admission.isolation".to_string()), "{d:#?}");
+    c.shutdown().await;
+}
+
+/// The repo layer tries to loosen the security review of C2 (blocking in the security layer).
+const LOOSER: &str = "security_review: {C2: advisory}\n";
+/// The line of `security.yaml` that the edit tests change, and what it becomes: then the
+/// repo layer's advisory review no longer loosens anything.
+const EDITED: &str = "security_review: {C2: blocking, C3: blocking}";
+const EDIT: &str = "security_review: {C2: advisory, C3: blocking}";
+
+#[tokio::test]
+async fn an_edit_of_one_layer_changes_what_another_shows() {
+    let dir = TempDir::with_org("edit-layer");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let repo = uri(&dir.0.join("repo.yaml"));
+    c.open(&repo, &format!("{}{LOOSER}", repo_yaml(&dir))).await;
+    let d = c.diagnostics(&repo).await;
+    assert_eq!(codes(&d), ["layer.loosen"], "{d:#?}");
+    let security_path = dir.0.join("security.yaml");
+    let text = std::fs::read_to_string(&security_path).expect("security.yaml");
+    let security = uri(&security_path);
+    c.open(&security, &text).await;
+    let at = position_of(&text, EDITED, 0);
+    let end = json!({"line": at["line"], "character": EDITED.len()});
+    c.change(&security, 2, json!([{"range": {"start": at, "end": end}, "text": EDIT}])).await;
+    let d = c.diagnostics_until(&repo, |d| d.is_empty()).await;
+    assert_eq!(d, Vec::<Value>::new());
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_change_on_disk_is_read_again() {
+    let dir = TempDir::with_org("disk");
+    let repo_path = dir.0.join("repo.yaml");
+    std::fs::write(&repo_path, format!("{}{LOOSER}", repo_yaml(&dir))).expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let repo = uri(&repo_path);
+    // Published for the members of the deployment without opening them.
+    let d = c.diagnostics_until(&repo, |d| !d.is_empty()).await;
+    assert_eq!(codes(&d), ["layer.loosen"], "{d:#?}");
+    let security_path = dir.0.join("security.yaml");
+    let text = std::fs::read_to_string(&security_path).expect("security.yaml");
+    std::fs::write(&security_path, text.replace(EDITED, EDIT)).expect("write");
+    let changed = json!({"changes": [{"uri": uri(&security_path), "type": 2}]});
+    c.notify("workspace/didChangeWatchedFiles", changed).await;
+    let d = c.diagnostics_until(&repo, |d| d.is_empty()).await;
+    assert_eq!(d, Vec::<Value>::new());
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_a_workspace_file_the_server_says_so_once() {
+    let dir = TempDir::new("no-workspace-file");
+    // A fixture folder full of broken policy files is not the policy.
+    std::fs::create_dir_all(dir.0.join("tests/fixtures")).expect("mkdir");
+    std::fs::write(dir.0.join("tests/fixtures/broken.grail"), "rule {{{\n").expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let message = c.notification("window/showMessage").await;
+    let text = message["message"].as_str().unwrap_or_default();
+    assert!(text.contains("no `grail.toml`"), "{message}");
+    assert!(text.contains("the shipped library, each document checked alone"), "{message}");
+    let doc = uri(&dir.0.join("org.yaml"));
+    c.open(&doc, "schema_version: \"1.0\"\nexecutor_class: self-operated\n").await;
+    let d = c.diagnostics(&doc).await;
+    assert!(!codes(&d).contains(&"policy".to_string()), "the shipped library compiles: {d:#?}");
+    assert!(!d.is_empty(), "checked alone against the shipped library");
+    assert_eq!(c.pending_count("window/showMessage"), 0, "said once");
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broken_workspace_file_is_located() {
+    let dir = TempDir::new("broken-workspace-file");
+    let text = "[deployments.a]\nlayers = { security = \"missing.yaml\" }\n";
+    std::fs::write(dir.0.join("grail.toml"), text).expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let message = c.notification("window/showMessage").await;
+    assert_eq!(message["type"], 1, "an error: {message}");
+    let d = c.diagnostics(&uri(&dir.0.join("grail.toml"))).await;
+    assert_eq!(codes(&d), ["workspace"], "{d:#?}");
+    assert!(
+        d[0]["message"].as_str().unwrap_or_default().starts_with("`missing.yaml` of deployment `a` does not exist"),
+        "{d:#?}"
+    );
+    assert_eq!(d[0]["range"]["start"], position_of(text, "\"missing.yaml\"", 0));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_marker_near_miss_in_a_work_item_is_said() {
+    let dir = TempDir::new("near-miss");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let item =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/org/items/tracker-issue-412.md"))
+            .expect("a work item");
+    let typo = item.replace("<!-- autonomy:signal:v1 -->", "<!-- autonomy:signal:v2 -->");
+    let doc = uri(&dir.0.join("item.md"));
+    c.open(&doc, &typo).await;
+    let d = c.diagnostics(&doc).await;
+    assert!(codes(&d).contains(&"marker".to_string()), "{d:#?}");
+    let marker = d.iter().find(|d| d["code"] == "marker").expect("the marker diagnostic");
+    assert_eq!(marker["range"]["start"], position_of(&typo, "<!-- autonomy:signal:v2", 0));
+    assert!(marker["message"].as_str().unwrap_or_default().contains("`<!-- autonomy:signal:v1 -->`"), "{marker}");
+
+    // A Markdown file with no such line (a README) is not checked and says nothing.
+    let readme = uri(&dir.0.join("README.md"));
+    c.open(&readme, "# Notes\n\nNothing to check here.\n").await;
+    assert_eq!(c.diagnostics(&readme).await, Vec::<Value>::new());
+    c.shutdown().await;
+}
