@@ -1,5 +1,6 @@
 //! Reading the documents a command names, and the files their `ref` fields name.
 
+pub use grail_engine::workspace_file::lower_first;
 use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 
@@ -255,15 +256,6 @@ impl Attacher {
         }
         self.budget -= bytes.len() as u64;
         Ok(Source::from_bytes(target.to_string(), bytes))
-    }
-}
-
-/// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.
-pub fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 

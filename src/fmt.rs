@@ -1,6 +1,7 @@
 //! `grail fmt`: policy files in the style of the shipped library
 //! (`grail_lang::format`).
 
+use grail_engine::workspace_file::lower_first;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -183,15 +184,6 @@ fn edits<'a>(old: &[&'a str], new: &[&'a str]) -> Vec<(char, &'a str)> {
     }
     out.extend(old[old.len() - tail..].iter().map(|l| (' ', *l)));
     out
-}
-
-/// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.
-fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

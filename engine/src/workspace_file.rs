@@ -178,7 +178,9 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
     Ok(WorkspaceFile { policy, policy_declared, deployments })
 }
 
-fn lower_first(s: &str) -> String {
+/// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`:
+/// an error of the standard library as the middle of a sentence.
+pub fn lower_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),

@@ -11,6 +11,7 @@
 //!
 //! Nothing here prints or exits: errors are returned as text for the caller.
 
+pub use grail_engine::workspace_file::lower_first;
 use std::collections::HashSet;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -314,15 +315,6 @@ fn attach(db: &Database, shown: &str, document: &Path, path: &str) -> Result<Sou
     let shown_folder = Path::new(shown).parent().filter(|p| !p.as_os_str().is_empty());
     let shown = shown_folder.map_or_else(|| Path::new(".").join(path), |f| f.join(path));
     Ok(SourceText::from_bytes(db, shown.to_string_lossy().into_owned(), bytes))
-}
-
-/// `No such file or directory (os error 2)` reads `no such file or directory (os error 2)`.
-pub fn lower_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 /// `path` as shown in reports: relative to `base` when under it.
