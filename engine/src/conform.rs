@@ -707,9 +707,7 @@ impl Cx<'_, '_> {
                 Resolved::Loaded { .. } | Resolved::Broken { .. } => {
                     self.located(ValKind::Str(target.as_str().into()), node.span)
                 }
-                Resolved::Refused(reason) => {
-                    Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span)
-                }
+                Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
             };
         }
         match (self.env.resolve)(target) {

@@ -315,7 +315,8 @@ impl Search<'_> {
             .flat_map(|(i, input)| check::references(self.policy, input).into_iter().map(move |p| (i, p)))
             .filter(|(_, p)| check::path_leaves_folder(p).is_none())
             .collect();
-        let read: Result<document::Node, document::SyntaxError> = document::load("{}", Format::Yaml, &Limits::default());
+        let read: Result<document::Node, document::SyntaxError> =
+            document::load("{}", Format::Yaml, &Limits::default());
         let attachments: Vec<check::Attachment<'_>> = named
             .iter()
             .map(|(from, path)| check::Attachment { from: *from, path, read: Ok((inputs.len() as u32, &read)) })
