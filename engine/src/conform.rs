@@ -740,11 +740,22 @@ impl Cx<'_, '_> {
         self.policy.documents.iter().any(|d| d.selector.tests().iter().any(|t| t.key == key))
     }
 
-    /// A `ref` field: the record inline, or the file its path names.
+    /// A `ref` field: the record inline, or the file its path names. A `ref
+    /// string` names a file of any content, which the policy does not read:
+    /// its value is the path as written when the file was read, and absent,
+    /// with the reason, when it was not.
     fn reference(&mut self, node: &Node, field: &FieldDef, path: &str) -> Val {
         let NodeKind::Str(target) = &node.kind else {
             return self.value(node, &field.ty, Some(field), path);
         };
+        if field.ty == Ty::Str {
+            return match (self.env.resolve)(target) {
+                Resolved::Loaded { .. } | Resolved::Broken { .. } => {
+                    self.located(ValKind::Str(target.as_str().into()), node.span)
+                }
+                Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
+            };
+        }
         match (self.env.resolve)(target) {
             Resolved::Loaded { doc, root } => {
                 let key = (doc, field.ty.clone(), self.keys.clone());

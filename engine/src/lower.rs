@@ -294,13 +294,14 @@ impl Lowerer {
         match t {
             ast::TypeExpr::Named(n) => (self.named_type(n, file, true), None),
             ast::TypeExpr::Int { min, .. } => (Ty::Int, *min),
+            // `ref string`: a file of any content, named by its path (see conform).
             ast::TypeExpr::Ref(name, _) => match self.named_type(name, file, true) {
-                t @ (Ty::Record(_) | Ty::Error) => (t, None),
+                t @ (Ty::Record(_) | Ty::Str | Ty::Error) => (t, None),
                 _ => {
                     self.error(
                         "type-mismatch",
                         Loc { file, span: name.span },
-                        format!("`ref` needs a record, not `{}`", name.text),
+                        format!("`ref` needs a record or `string`, not `{}`", name.text),
                     );
                     (Ty::Error, None)
                 }

@@ -307,7 +307,21 @@ impl Search<'_> {
             .collect();
         let inputs: Vec<Input<'_>> =
             docs.iter().zip(&loaded).map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() }).collect();
-        check::check(self.policy, &inputs, &[])
+        // A symbolic document names files by `ref string`; the analysis takes
+        // each one a document could follow as readable (its content is never read).
+        let named: Vec<(usize, String)> = inputs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, input)| check::references(self.policy, input).into_iter().map(move |p| (i, p)))
+            .filter(|(_, p)| check::path_leaves_folder(p).is_none())
+            .collect();
+        let read: Result<document::Node, document::SyntaxError> =
+            document::load("{}", Format::Yaml, &Limits::default());
+        let attachments: Vec<check::Attachment<'_>> = named
+            .iter()
+            .map(|(from, path)| check::Attachment { from: *from, path, read: Ok((inputs.len() as u32, &read)) })
+            .collect();
+        check::check(self.policy, &inputs, &attachments)
     }
 
     fn witness(&mut self, def: &SubjectDef, conflicts: &mut Vec<Conflict>) -> Subject {
