@@ -199,14 +199,12 @@ impl Val {
     /// Equality of meaning, ignoring provenance; `None` when either side is unknown.
     pub fn same(&self, other: &Val) -> Option<bool> {
         use ValKind::*;
+        // Two scalars are the same when their identities are: one equality for both.
+        if let (Some(a), Some(b)) = (self.scalar_key(), other.scalar_key()) {
+            return Some(a == b);
+        }
         Some(match (&self.kind, &other.kind) {
             (Absent, _) | (_, Absent) => return None,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (Str(a), Str(b)) => a == b,
-            (Id(a), Id(b)) | (Id(a), Str(b)) | (Str(a), Id(b)) => same_identifier(a, b),
-            (Enum(e, a), Enum(f, b)) => e == f && a == b,
-            (Time(a), Time(b)) | (Duration(a), Duration(b)) => a == b,
             (Row(m, a), Row(n, b)) => m == n && a == b,
             (List(a), List(b)) => {
                 if a.len() != b.len() {
@@ -262,6 +260,18 @@ impl Val {
     /// exactly when their keys are equal.
     pub fn id_key(&self, policy: &Policy) -> Option<IdKey<'_>> {
         match &self.kind {
+            ValKind::Record(r, fields) => {
+                let id = policy.records.get(*r as usize)?.identity?;
+                fields.get(id)?.id_key(policy)
+            }
+            _ => self.scalar_key(),
+        }
+    }
+
+    /// The identity of a scalar (a bool, a number, a string or identifier,
+    /// a variant, an instant, a duration); `None` for anything else.
+    fn scalar_key(&self) -> Option<IdKey<'_>> {
+        match &self.kind {
             ValKind::Bool(b) => Some(IdKey::Bool(*b)),
             ValKind::Int(i) => Some(IdKey::Int(*i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
@@ -269,10 +279,6 @@ impl Val {
             ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
             ValKind::Time(t) => Some(IdKey::Time(*t)),
             ValKind::Duration(d) => Some(IdKey::Duration(*d)),
-            ValKind::Record(r, fields) => {
-                let id = policy.records.get(*r as usize)?.identity?;
-                fields.get(id)?.id_key(policy)
-            }
             _ => None,
         }
     }
