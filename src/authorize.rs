@@ -100,7 +100,8 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
 
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(&db, set, &named.documents);
-    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
+    let given = crate::documents::given(&db, &args.attach, crate::documents::DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).given(given).new(&db);
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();

@@ -40,8 +40,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
         ));
     }
-    // The stream takes files only: standard input and folders go through the database.
-    let streamable = args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    // The stream takes files only (and no `--attach`): standard input, folders
+    // and attached files go through the database.
+    let streamable = args.attach.is_empty() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         return each(args, &compiled.policy, &Texts::policy(&db, set), &clock);
     }
@@ -150,8 +151,12 @@ fn report(
         let mut documents = group.documents.clone();
         documents.extend(group.context.iter().copied());
         let attachments = attachments_within(db, set, &documents, args.max_total_size);
-        let deployment =
-            Deployment::builder(documents, attachments).bindings(group.bindings.clone()).now(Some(clock.nanos)).new(db);
+        let given = crate::documents::given(db, &args.attach, args.max_document_size)?;
+        let deployment = Deployment::builder(documents, attachments)
+            .bindings(group.bindings.clone())
+            .now(Some(clock.nanos))
+            .given(given)
+            .new(db);
         let report = check_deployment(db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
@@ -303,6 +308,10 @@ fn check_one(
             read: match read {
                 Err(reason) => Err(reason.clone()),
                 Ok(i) => Ok(((documents.len() + i) as u32, &loaded_files[*i])),
+            },
+            text: match read {
+                Err(_) => "",
+                Ok(i) => &files[*i].text,
             },
         })
         .collect();

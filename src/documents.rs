@@ -59,7 +59,7 @@ pub fn open_document(path: &Utf8Path) -> Result<std::fs::File, Fatal> {
 }
 
 /// The extensions of the documents a folder named on the command line stands for.
-pub const DOCUMENT_EXTENSIONS: [&str; 4] = ["json", "yaml", "yml", "md"];
+pub const DOCUMENT_EXTENSIONS: [&str; 5] = ["json", "jsonl", "yaml", "yml", "md"];
 
 /// The documents the command line names: a file; `-`, standard input (its
 /// attachments resolve against the working directory); a folder, the
@@ -274,6 +274,39 @@ pub fn parse_layer(text: &str) -> Result<LayerArg, String> {
         }
         _ => Err(format!("`{text}` is not `NAME=FILE`; write for example `--layer security=security.yaml`")),
     }
+}
+
+/// `--attach RECORDED=FILE`: a file attached under the path a document records.
+#[derive(Clone, Debug)]
+pub struct AttachArg {
+    pub recorded: String,
+    pub file: camino::Utf8PathBuf,
+}
+
+/// Reads `RECORDED=FILE` (clap's value parser for `--attach`); the recorded
+/// path is everything before the last `=`.
+pub fn parse_attach(text: &str) -> Result<AttachArg, String> {
+    match text.rsplit_once('=') {
+        Some((recorded, file)) if !recorded.is_empty() && !file.is_empty() => {
+            Ok(AttachArg { recorded: recorded.to_string(), file: file.into() })
+        }
+        _ => Err(format!(
+            "`{text}` is not `RECORDED=FILE`; write for example `--attach /work/repo/build/report.xml=report.xml`"
+        )),
+    }
+}
+
+/// Reads the `--attach` files, at most `limit` bytes each: a file that
+/// cannot be read stops the command (the caller named it).
+pub fn given(db: &Database, attach: &[AttachArg], limit: u64) -> Result<Vec<grail_engine::db::GivenFile>, Fatal> {
+    attach
+        .iter()
+        .map(|a| {
+            let flag = format!("`--attach {}={}`: ", a.recorded, a.file);
+            let read = read_document(db, &a.file, limit).map_err(|Fatal(m)| Fatal(format!("{flag}{m}")))?;
+            Ok(grail_engine::db::GivenFile { recorded: a.recorded.clone(), read: Ok(read) })
+        })
+        .collect()
 }
 
 /// The documents of one deployment as the command line names them.

@@ -32,8 +32,12 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let shown: Vec<SourceText> = named.shown.clone();
     let attached = attachments(&db, set, &named.documents);
     let clock = crate::Clock::of(args.now);
-    let deployment =
-        Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
+    let given = crate::documents::given(&db, &args.attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let deployment = Deployment::builder(named.documents, attached)
+        .bindings(named.bindings)
+        .now(Some(clock.nanos))
+        .given(given)
+        .new(&db);
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
 

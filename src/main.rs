@@ -267,6 +267,12 @@ struct AuthorizeArgs {
     /// (repeatable; see `check --layer`).
     #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
     layers: Vec<documents::LayerArg>,
+    /// Attach a file under the path a document records for it:
+    /// `--attach /work/repo/build/report.xml=report.xml` (repeatable). Rules
+    /// read it with `attached(p)` (hashes of artifacts a receipt names);
+    /// without it they see missing evidence.
+    #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
+    attach: Vec<documents::AttachArg>,
     /// Deny everything when the check has an UNKNOWN, as `compile --deny-unknown` refuses to compile.
     #[arg(long)]
     deny_unknown: bool,
@@ -408,6 +414,12 @@ struct ExplainArgs {
     /// several documents of a layered kind, one bound by nothing is of the lowest layer.
     #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
     layers: Vec<documents::LayerArg>,
+    /// Attach a file under the path a document records for it:
+    /// `--attach /work/repo/build/report.xml=report.xml` (repeatable). Rules
+    /// read it with `attached(p)` (hashes of artifacts a receipt names);
+    /// without it they see missing evidence.
+    #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
+    attach: Vec<documents::AttachArg>,
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -472,6 +484,12 @@ struct CheckArgs {
     /// several documents of a layered kind, one bound by nothing is of the lowest layer.
     #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
     layers: Vec<documents::LayerArg>,
+    /// Attach a file under the path a document records for it:
+    /// `--attach /work/repo/build/report.xml=report.xml` (repeatable). Rules
+    /// read it with `attached(p)` (hashes of artifacts a receipt names);
+    /// without it they see missing evidence.
+    #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
+    attach: Vec<documents::AttachArg>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,

@@ -32,6 +32,8 @@ pub struct Attachment<'a> {
     pub path: &'a str,
     /// The file parsed (its document index in the findings), or why it was not read.
     pub read: Result<(u32, &'a Result<Node, SyntaxError>), String>,
+    /// The file's text, as read (empty when it was not read).
+    pub text: &'a str,
 }
 
 /// Whether a file is read as Markdown.
@@ -95,7 +97,14 @@ pub struct Run {
     pub layers: Vec<DocLayer>,
     /// The time of the check the rules read (see [`check_with`]).
     pub now: Option<i128>,
+    /// The files the invocation attached under recorded paths (see [`GIVEN`]).
+    pub given: Vec<crate::eval::Given>,
 }
+
+/// The `from` of an [`Attachment`] the invocation gives under the path a
+/// document records (`--attach RECORDED=LOCAL`), named by no field of any
+/// document: `attached(p)` reads it.
+pub const GIVEN: usize = usize::MAX;
 
 /// Checks a deployment; with `trace`, every rule finding carries its derivation.
 /// `bindings` bind inputs to layers of their kind (nothing in a document
@@ -172,9 +181,11 @@ pub fn run(
         let i = *i;
         let layering = policy.layers.iter().find(|l| l.document == *kind);
         let layer = layer_of[p].map_or(0, |(x, _)| x);
+        // A separate kind's documents are each read as they are: nothing of theirs is another layer's.
+        let merged = layering.filter(|l| !l.separate);
         let none = Checks::default();
         // Below the most trusted layer, an unknown key is the layer's finding.
-        let overrides = match layering {
+        let overrides = match merged {
             Some(l) if layer > 0 => {
                 let mut o = Checks::default();
                 o[CHECK_UNKNOWN_KEY] = l.checks[CHECK_UNKNOWN_KEY].clone();
@@ -197,7 +208,7 @@ pub fn run(
     let mut single: Vec<Option<Val>> = vec![None; kinds];
     let mut all: Vec<Vec<(String, Val)>> = vec![Vec::new(); kinds];
     for (kind, docs) in by_kind.into_iter().enumerate() {
-        let layered = policy.layers.iter().find(|l| l.document as usize == kind);
+        let layered = policy.layers.iter().find(|l| l.document as usize == kind && !l.separate);
         if docs.is_empty() && !(layered.is_some() && parsed.iter().any(|(_, k, _)| *k as usize == kind)) {
             continue;
         }
@@ -253,7 +264,18 @@ pub fn run(
         });
     }
 
-    let roots = Roots { single: &single, all: &all, layers: &layer_names, now };
+    let given: Vec<crate::eval::Given> = attachments
+        .iter()
+        .filter(|a| a.from == GIVEN)
+        .map(|a| crate::eval::Given {
+            recorded: a.path.to_string(),
+            text: match &a.read {
+                Ok(_) => Ok(a.text.into()),
+                Err(reason) => Err(reason.clone()),
+            },
+        })
+        .collect();
+    let roots = Roots { single: &single, all: &all, layers: &layer_names, now, given: &given };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
@@ -264,7 +286,7 @@ pub fn run(
     let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
     keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
     let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
-    Run { findings, single, all, layers: layer_names, now }
+    Run { findings, single, all, layers: layer_names, now, given }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;
@@ -290,7 +312,7 @@ fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(Doc
         };
         return match document::load(&input.text[start..end], Format::Json, &Limits::default()) {
             Ok(mut node) => {
-                shift(&mut node, start);
+                document::shift(&mut node, start);
                 Ok(Some((kind as DocKindId, Cow::Owned(node))))
             }
             Err(e) => {
@@ -307,8 +329,40 @@ fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(Doc
             let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
             Err(Box::new(structural(check.as_ref(), "document", e.message.clone(), doc, e.span)))
         }
+        Ok(root) if document::format_for_path(input.path) == Some(Format::JsonLines) => json_lines(policy, doc, root),
         Ok(root) => select_kind(policy, doc, root).map(|kind| Some((kind, Cow::Borrowed(root)))),
     }
+}
+
+/// A JSON Lines document: its first line is the header (which the kind is
+/// selected by), and every further line an entry of the list the kind's
+/// `lines into` names. The tree is the header with that list added, each
+/// entry located at its line.
+fn json_lines<'a>(policy: &Policy, doc: u32, root: &Node) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+    let NodeKind::List(lines) = &root.kind else { return Ok(None) };
+    let Some((header, entries)) = lines.split_first() else { return Ok(None) };
+    let kind = select_kind(policy, doc, header)?;
+    let def = &policy.documents[kind as usize];
+    let NodeKind::Map(fields) = &header.kind else { return Ok(Some((kind, Cow::Owned(header.clone())))) };
+    if entries.is_empty() {
+        return Ok(Some((kind, Cow::Owned(header.clone()))));
+    }
+    let Some(into) = &def.lines_into else {
+        let message = format!(
+            "a `{}` is read from its first line alone; this file has {} more (the kind says no `lines into`)",
+            def.name,
+            entries.len()
+        );
+        return Err(Box::new(structural(def.checks[CHECK_SYNTAX].as_ref(), "document", message, doc, entries[0].span)));
+    };
+    let list_span = Span::new(entries[0].span.start, entries[entries.len() - 1].span.end);
+    let mut fields = fields.clone();
+    fields.push(crate::document::Entry {
+        key: into.clone(),
+        key_span: Span::new(entries[0].span.start, entries[0].span.start),
+        value: Node { span: list_span, kind: NodeKind::List(entries.to_vec()) },
+    });
+    Ok(Some((kind, Cow::Owned(Node { span: header.span, kind: NodeKind::Map(fields) }))))
 }
 
 /// The span of the fenced record after the one marker line, or a message and where.
@@ -401,28 +455,13 @@ fn fence_of(line: &str) -> Option<(char, usize, &str)> {
     (n >= 3 && !(c == '`' && rest.contains('`'))).then_some((c, n, rest))
 }
 
-/// Moves every span of a tree by `by` bytes.
-fn shift(node: &mut Node, by: usize) {
-    node.span = Span::new(node.span.start + by, node.span.end + by);
-    match &mut node.kind {
-        NodeKind::List(items) => items.iter_mut().for_each(|n| shift(n, by)),
-        NodeKind::Map(entries) => {
-            for e in entries {
-                e.key_span = Span::new(e.key_span.start + by, e.key_span.end + by);
-                shift(&mut e.value, by);
-            }
-        }
-        _ => {}
-    }
-}
-
 fn resolve<'a>(attachments: &'a [Attachment<'a>], from: usize, path: &str) -> Resolved<'a> {
     match attachments.iter().find(|a| a.from == from && a.path == path) {
         None => Resolved::Refused("not read".into()),
         Some(a) => match &a.read {
             Err(reason) => Resolved::Refused(reason.clone()),
-            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root },
-            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone() },
+            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root, text: a.text },
+            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone(), text: a.text },
         },
     }
 }

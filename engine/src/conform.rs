@@ -81,9 +81,10 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
 /// What a `ref` field's path turned out to be.
 pub enum Resolved<'a> {
     /// The file, read and parsed: document `doc` of the deployment.
-    Loaded { doc: u32, root: &'a Node },
-    /// The file was read but is not well-formed.
-    Broken { doc: u32, error: SyntaxError },
+    Loaded { doc: u32, root: &'a Node, text: &'a str },
+    /// The file was read but is not well-formed (as JSON or YAML: its text
+    /// is still the content of a `ref string`).
+    Broken { doc: u32, error: SyntaxError, text: &'a str },
     /// The file was not read, and why.
     Refused(String),
 }
@@ -665,6 +666,11 @@ impl Cx<'_, '_> {
                 continue;
             }
             let field = &def.fields[fi];
+            // Null is a value of its own where the field admits it.
+            if field.nullable && matches!(e.value.kind, NodeKind::Null) {
+                fields[fi] = Some(self.located(ValKind::Null, e.value.span));
+                continue;
+            }
             if !field.is_ref
                 && field.bounds.is_empty()
                 && let Some(v) = self.scalar(&e.value, &field.ty, Some(field))
@@ -750,14 +756,14 @@ impl Cx<'_, '_> {
         };
         if field.ty == Ty::Str {
             return match (self.env.resolve)(target) {
-                Resolved::Loaded { .. } | Resolved::Broken { .. } => {
-                    self.located(ValKind::Str(target.as_str().into()), node.span)
+                Resolved::Loaded { text, .. } | Resolved::Broken { text, .. } => {
+                    self.located(ValKind::File { path: target.as_str().into(), text: text.into() }, node.span)
                 }
                 Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
             };
         }
         match (self.env.resolve)(target) {
-            Resolved::Loaded { doc, root } => {
+            Resolved::Loaded { doc, root, .. } => {
                 let key = (doc, field.ty.clone(), self.keys.clone());
                 if let Some(done) = self.attached.get(&key) {
                     return done.clone();
@@ -772,7 +778,7 @@ impl Cx<'_, '_> {
                 self.attached.insert(key, val.clone());
                 val
             }
-            Resolved::Broken { doc, error } => {
+            Resolved::Broken { doc, error, .. } => {
                 // A broken file named by many fields is reported once.
                 if self.walked.insert(doc) {
                     let f = structural(self.checks[CHECK_SYNTAX], path, error.message, doc, error.span);

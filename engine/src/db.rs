@@ -119,6 +119,19 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub bindings: Vec<LayerBinding>,
+    /// The files the caller attached under the paths documents record
+    /// (`--attach RECORDED=LOCAL`), which `attached(p)` reads.
+    #[default]
+    #[returns(ref)]
+    pub given: Vec<GivenFile>,
+}
+
+/// A file the caller attached under a path a document records: read, or
+/// refused with the reason.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GivenFile {
+    pub recorded: String,
+    pub read: Result<SourceText, String>,
 }
 
 /// A document of the deployment bound to a layer of its kind by the caller
@@ -346,7 +359,19 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
                 Ok(((documents.len() + index) as u32, load_document(db, *src)))
             }
         };
-        attached.push(check::Attachment { from, path: &a.path, read });
+        let text = a.read.as_ref().map_or("", |src| src.text(db).as_str());
+        attached.push(check::Attachment { from, path: &a.path, read, text });
+    }
+    for g in deployment.given(db) {
+        let read = match &g.read {
+            Err(reason) => Err(reason.clone()),
+            Ok(src) => {
+                extra.push(*src);
+                Ok(((documents.len() + extra.len() - 1) as u32, load_document(db, *src)))
+            }
+        };
+        let text = g.read.as_ref().map_or("", |src| src.text(db).as_str());
+        attached.push(check::Attachment { from: check::GIVEN, path: &g.recorded, read, text });
     }
     documents.extend(extra);
     (documents, inputs, attached, bindings)

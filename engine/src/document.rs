@@ -48,6 +48,9 @@ pub struct Entry {
 pub enum Format {
     Json,
     Yaml,
+    /// JSON Lines: one JSON value per line. The tree is a list of the lines'
+    /// values, each located in the file; blank lines are skipped.
+    JsonLines,
 }
 
 /// A document that could not be read: message is lower case, no final period, user input in backticks.
@@ -76,6 +79,7 @@ pub fn load(text: &str, format: Format, limits: &Limits) -> Result<Node, SyntaxE
     let result = catch_unwind(AssertUnwindSafe(|| match format {
         Format::Json => load_json(text, limits),
         Format::Yaml => load_yaml(text, limits),
+        Format::JsonLines => load_json_lines(text, limits),
     }));
     match result {
         Ok(result) => result,
@@ -88,6 +92,8 @@ pub fn format_for_path(path: &str) -> Option<Format> {
     let ext = std::path::Path::new(path).extension()?.to_str()?;
     if ext.eq_ignore_ascii_case("json") {
         Some(Format::Json)
+    } else if ext.eq_ignore_ascii_case("jsonl") {
+        Some(Format::JsonLines)
     } else if ext.eq_ignore_ascii_case("yaml") || ext.eq_ignore_ascii_case("yml") {
         Some(Format::Yaml)
     } else {
@@ -148,6 +154,52 @@ fn strict_json_options() -> ParseOptions {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
+    }
+}
+
+/// One JSON value per line, each located in the whole file; a line that is
+/// not one JSON value is the error, at that line.
+fn load_json_lines(text: &str, limits: &Limits) -> Result<Node, SyntaxError> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if line.trim().is_empty() || (start == 0 && line.trim() == "\u{feff}") {
+            continue;
+        }
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        match load_json(body, limits) {
+            Ok(mut node) => {
+                shift(&mut node, start);
+                lines.push(node);
+            }
+            Err(mut e) => {
+                e.span = Span::new(e.span.start + start, e.span.end + start);
+                e.message = format!("line {}: {}", text[..start].matches('\n').count() + 1, e.message);
+                return Err(e);
+            }
+        }
+    }
+    if lines.is_empty() {
+        return Err(empty_error());
+    }
+    Ok(Node { span: Span::new(0, text.len()), kind: NodeKind::List(lines) })
+}
+
+/// Moves every span of a tree by `by` bytes.
+pub fn shift(node: &mut Node, by: usize) {
+    node.span = Span::new(node.span.start + by, node.span.end + by);
+    match &mut node.kind {
+        NodeKind::List(items) => items.iter_mut().for_each(|n| shift(n, by)),
+        NodeKind::Map(entries) => {
+            for e in entries {
+                e.key_span = Span::new(e.key_span.start + by, e.key_span.end + by);
+                shift(&mut e.value, by);
+            }
+        }
+        _ => {}
     }
 }
 

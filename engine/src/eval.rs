@@ -22,6 +22,16 @@ pub struct Roots<'a> {
     /// The time of the check, in nanoseconds since the epoch, as the caller
     /// gave it; `now()` is missing evidence without it.
     pub now: Option<i128>,
+    /// The files the invocation attached under recorded paths (`attached(p)`).
+    pub given: &'a [Given],
+}
+
+/// A file the invocation attached under the path a document records
+/// (`--attach RECORDED=LOCAL`): its text, or why it was not read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Given {
+    pub recorded: String,
+    pub text: Result<Arc<str>, String>,
 }
 
 /// The most steps one rule may take over one deployment: an expression
@@ -62,7 +72,7 @@ pub fn evaluate_rule_within(
     // A layered kind is judged once, merged; any other kind once per document.
     let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
     // A document judged on its own is named by its file; a merged one by its binder.
-    let layered = policy.layers.iter().any(|l| l.document == judged);
+    let layered = policy.layers.iter().any(|l| l.document == judged && !l.separate);
     let subjects: Vec<(String, Val)> = match roots.single.get(judged as usize) {
         Some(Some(merged)) if layered => vec![(binder.clone(), merged.clone())],
         _ => roots.all.get(judged as usize).cloned().unwrap_or_default(),
@@ -81,6 +91,7 @@ pub fn evaluate_rule_within(
             fuel,
             exhausted: false,
             now: roots.now,
+            given: roots.given,
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -418,9 +429,97 @@ pub struct Evaluator<'a> {
     pub exhausted: bool,
     /// The time of the check (see [`Roots::now`]).
     pub now: Option<i128>,
+    /// The files the invocation attached (see [`Roots::given`]).
+    pub given: &'a [Given],
 }
 
 impl<'a> Evaluator<'a> {
+    /// A built-in function over evaluated arguments.
+    fn builtin(&mut self, b: Builtin, vals: Vec<Val>) -> Val {
+        use ValKind as V;
+        if b == Builtin::IsNull {
+            return Val::bool(matches!(vals[0].kind, V::Null));
+        }
+        // What is not there makes the result not there, with its reason.
+        if let Some(absent) = vals.iter().find(|v| v.is_absent()) {
+            return absent.clone();
+        }
+        let origin = vals[0].origin.clone();
+        let string = |v: &Val| -> Option<Arc<str>> {
+            match &v.kind {
+                V::Str(s) | V::Id(s) => Some(s.clone()),
+                V::File { path, .. } => Some(path.clone()),
+                _ => None,
+            }
+        };
+        let content = |v: &Val| -> Option<Arc<str>> {
+            match &v.kind {
+                V::File { text, .. } => Some(text.clone()),
+                V::Str(s) | V::Id(s) => Some(s.clone()),
+                _ => None,
+            }
+        };
+        let out = |kind: V| Val::new(kind, origin.clone());
+        let not_there =
+            |what: String| Val::new(V::Absent, Origin::Missing { what: what.into(), doc: None, span: Span::default() });
+        match b {
+            Builtin::IsNull => Val::bool(false),
+            Builtin::Sha256 => match content(&vals[0]) {
+                Some(t) => {
+                    use sha2::Digest as _;
+                    let digest = sha2::Sha256::digest(t.as_bytes());
+                    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                    out(V::Str(hex.into()))
+                }
+                None => Val::unknown(),
+            },
+            Builtin::Text => match &vals[0].kind {
+                V::File { text, .. } => out(V::Str(text.clone())),
+                _ => not_there(format!("`{}` (not an attached file)", vals[0].display(self.policy))),
+            },
+            Builtin::Lines => match content(&vals[0]) {
+                Some(t) => {
+                    if !self.spend(t.len() as u64 / 64) {
+                        return Val::unknown();
+                    }
+                    let lines = t.lines().map(|l| out(V::Str(l.into()))).collect();
+                    out(V::List(Arc::new(lines)))
+                }
+                None => Val::unknown(),
+            },
+            Builtin::Replace => match (string(&vals[0]), string(&vals[1]), string(&vals[2])) {
+                (Some(s), Some(from), Some(to)) if !from.is_empty() => out(V::Str(s.replace(&*from, &to).into())),
+                _ => Val::unknown(),
+            },
+            Builtin::MatchesGlob => match (string(&vals[0]), string(&vals[1])) {
+                (Some(p), Some(g)) => match glob(&g) {
+                    Ok(m) => Val::bool(m.is_match(&*p)),
+                    Err(_) => Val::unknown(),
+                },
+                _ => Val::unknown(),
+            },
+            Builtin::ResolvePath => match (string(&vals[0]), string(&vals[1])) {
+                (Some(base), Some(p)) => out(V::Str(resolve_path(&base, &p).into())),
+                _ => Val::unknown(),
+            },
+            Builtin::RelativePath => match (string(&vals[0]), string(&vals[1])) {
+                (Some(p), Some(base)) => match relative_path(&p, &base) {
+                    Some(r) => out(V::Str(r.into())),
+                    None => not_there(format!("`{p}` relative to `{base}` (it is not below it)")),
+                },
+                _ => Val::unknown(),
+            },
+            Builtin::Attached => {
+                let Some(p) = string(&vals[0]) else { return Val::unknown() };
+                match self.given.iter().find(|g| g.recorded == *p) {
+                    Some(Given { text: Ok(text), .. }) => out(V::File { path: p, text: text.clone() }),
+                    Some(Given { text: Err(reason), .. }) => not_there(format!("`{p}` ({reason})")),
+                    None => not_there(format!("`{p}` (no file was attached for it: `--attach {p}=FILE`)")),
+                }
+            }
+        }
+    }
+
     /// Takes `cost` steps; false, and no steps left, when there are not enough.
     fn spend(&mut self, cost: u64) -> bool {
         match self.fuel.checked_sub(cost) {
@@ -536,6 +635,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
                 vec![a, b]
             }
+            ExprKind::Builtin(_, args) => args.iter().collect(),
             ExprKind::And(a, b)
             | ExprKind::Or(a, b)
             | ExprKind::Compare(_, a, b)
@@ -569,7 +669,12 @@ impl<'a> Evaluator<'a> {
         if v.is_absent()
             && matches!(
                 e.kind,
-                ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Var(_) | ExprKind::Column(..) | ExprKind::Now
+                ExprKind::Field(..)
+                    | ExprKind::MapGet(..)
+                    | ExprKind::Var(_)
+                    | ExprKind::Column(..)
+                    | ExprKind::Now
+                    | ExprKind::Builtin(..)
             )
         {
             return Some(missing_what(&v));
@@ -694,6 +799,12 @@ impl<'a> Evaluator<'a> {
                 match cmp {
                     Cmp::Eq => x.same(&y).map_or_else(Val::unknown, Val::bool),
                     Cmp::Ne => x.same(&y).map_or_else(Val::unknown, |s| Val::bool(!s)),
+                    // Null is decided: it is neither less nor more than anything.
+                    _ if (matches!(x.kind, V::Null) && !y.is_absent())
+                        || (matches!(y.kind, V::Null) && !x.is_absent()) =>
+                    {
+                        Val::bool(false)
+                    }
                     _ => match order(&x, &y) {
                         None => Val::unknown(),
                         Some(o) => Val::bool(match cmp {
@@ -954,6 +1065,10 @@ impl<'a> Evaluator<'a> {
                 });
                 Val::bool(!broken)
             }
+            ExprKind::Builtin(b, args) => {
+                let vals: Vec<Val> = args.iter().map(|a| self.eval(a)).collect();
+                self.builtin(*b, vals)
+            }
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
                 match &v.kind {
@@ -1179,4 +1294,53 @@ pub fn provenance(origin: &Origin) -> Provenance {
         Origin::Computed => Provenance::Computed,
         Origin::Missing { what, .. } => Provenance::Missing(what.to_string()),
     }
+}
+
+/// A glob over `/`-separated paths: `*` and `?` stay within a segment, `**`
+/// crosses segments (`evidence/**` matches everything below `evidence`).
+pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| e.kind().to_string())
+}
+
+/// `p` against the folder `base` (unless `p` is absolute), with `.` and
+/// `..` resolved by their text (a `..` at the root stays at the root).
+pub fn resolve_path(base: &str, p: &str) -> String {
+    let joined = if p.starts_with('/') || base.is_empty() { p.to_string() } else { format!("{base}/{p}") };
+    let absolute = joined.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            _ => parts.push(part),
+        }
+    }
+    let body = parts.join("/");
+    match (absolute, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".into(),
+        (false, false) => body,
+    }
+}
+
+/// `p` relative to the folder `base`, both resolved first; `None` when `p`
+/// is not `base` or below it.
+pub fn relative_path(p: &str, base: &str) -> Option<String> {
+    let (p, base) = (resolve_path("", p), resolve_path("", base));
+    if p == base {
+        return Some(".".into());
+    }
+    let prefix = if base.ends_with('/') { base } else { format!("{base}/") };
+    p.strip_prefix(&prefix).map(str::to_string)
 }

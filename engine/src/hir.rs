@@ -327,6 +327,9 @@ pub struct FieldDef {
     pub optional: bool,
     /// A `ref` field: the record inline, or a path to a file holding it.
     pub is_ref: bool,
+    /// `or null`: the field may hold null, a value of its own.
+    #[serde(default)]
+    pub nullable: bool,
     pub default: Option<DefaultDef>,
     pub bounds: Vec<BoundDef>,
     pub unique: Option<CheckDef>,
@@ -419,6 +422,10 @@ pub struct DocumentDef {
     pub record: RecordId,
     /// The name rules use for the list of every document of this kind.
     pub all_binder: Option<String>,
+    /// `lines into FIELD`: in a JSON Lines file, every line after the
+    /// header is an entry of this top-level list field.
+    #[serde(default)]
+    pub lines_into: Option<String>,
     pub checks: Checks,
     pub forbids: Vec<ForbidDef>,
     pub docs: Vec<String>,
@@ -457,6 +464,54 @@ pub struct QuestionVarDef {
     pub attribute: String,
 }
 
+/// The built-in functions of [`ExprKind::Builtin`]: each evaluates its
+/// arguments, and an absent argument makes the result absent (but for
+/// `is_null`, which is never unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Builtin {
+    /// `is_null(x)`: `x` is null (false for any other value and for absent).
+    IsNull,
+    /// `sha256(x)`: the lower-case hex SHA-256 of an attached file's bytes, or of a string.
+    Sha256,
+    /// `text(f)`: the content of an attached file.
+    Text,
+    /// `lines(s)`: the lines of a text (or an attached file), without their ends.
+    Lines,
+    /// `replace(s, from, to)`: every `from` in `s` replaced by `to`.
+    Replace,
+    /// `matches_glob(path, pattern)`: a glob over `/`-separated paths (`*`
+    /// within a segment, `**` across segments).
+    MatchesGlob,
+    /// `resolve_path(base, p)`: `p` against the folder `base`, `.` and `..` resolved.
+    ResolvePath,
+    /// `relative_path(p, base)`: `p` below `base`, relative to it (absent when it is not below).
+    RelativePath,
+    /// `attached(p)`: the file the invocation attached under the recorded path `p`.
+    Attached,
+}
+
+impl Builtin {
+    pub const ALL: [(&'static str, Builtin, usize); 9] = [
+        ("is_null", Builtin::IsNull, 1),
+        ("sha256", Builtin::Sha256, 1),
+        ("text", Builtin::Text, 1),
+        ("lines", Builtin::Lines, 1),
+        ("replace", Builtin::Replace, 3),
+        ("matches_glob", Builtin::MatchesGlob, 2),
+        ("resolve_path", Builtin::ResolvePath, 2),
+        ("relative_path", Builtin::RelativePath, 2),
+        ("attached", Builtin::Attached, 1),
+    ];
+
+    pub fn by_name(name: &str) -> Option<(Builtin, usize)> {
+        Builtin::ALL.iter().find(|(n, _, _)| *n == name).map(|(_, b, a)| (*b, *a))
+    }
+
+    pub fn name(self) -> &'static str {
+        Builtin::ALL.iter().find(|(_, b, _)| *b == self).map_or("?", |(n, _, _)| n)
+    }
+}
+
 /// A compiled regular expression; two are equal when their sources are.
 #[derive(Clone, Debug)]
 pub struct Regex(pub Arc<regex::Regex>);
@@ -492,6 +547,10 @@ pub struct LayersDef {
     /// `standalone`: a lone document of the kind, bound by nothing, is of the
     /// most trusted layer (the caller vouches for it by naming it alone).
     pub standalone: bool,
+    /// `separate`: each document is read apart (never merged), several may
+    /// share a layer, and every unbound one is of the last layer.
+    #[serde(default)]
+    pub separate: bool,
     /// Most trusted first; the last is the layer of an unbound document.
     pub layers: Vec<String>,
     /// Per field name, the one layer that may set it.
@@ -661,6 +720,8 @@ pub enum ExprKind {
     BoundTo(Box<Expr>, String),
     /// Whether no finding of the matching rules failed or is unknown for a subject.
     Holds(Vec<String>, Box<Expr>),
+    /// A built-in function over its arguments, each evaluated (see [`Builtin`]).
+    Builtin(Builtin, Vec<Expr>),
     List(Vec<Expr>),
     Quant {
         every: bool,

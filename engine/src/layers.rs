@@ -159,6 +159,12 @@ pub fn assign(
             }
         }
     }
+    // A separate kind: every unbound document is of the lowest layer, and a layer may have many.
+    if l.layers.separate {
+        for c in unbound.drain(..) {
+            out[c] = Some((lowest, BoundBy::Unbound));
+        }
+    }
     match unbound.as_slice() {
         [] => {}
         [c] if candidates.len() == 1 && l.layers.standalone => out[*c] = Some((0, BoundBy::Standalone)),
@@ -182,7 +188,8 @@ pub fn assign(
         }
     }
     // Two documents of one layer: neither is read, whatever the order they were named in.
-    for layer in 0..l.layers.layers.len() {
+    let shared = if l.layers.separate { 0 } else { l.layers.layers.len() };
+    for layer in 0..shared {
         let here: Vec<usize> = (0..candidates.len()).filter(|c| out[*c].map(|(x, _)| x) == Some(layer)).collect();
         if here.len() < 2 {
             continue;

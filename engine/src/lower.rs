@@ -704,12 +704,36 @@ impl Lowerer {
                 rule: CheckDef { rule: rule.text.clone(), loc: Loc { file, span: rule.span } },
             },
         };
+        // The lines of a JSON Lines file fill a top-level list of the kind.
+        let lines_into = d.lines_into.as_ref().and_then(|n| {
+            let rec = &self.policy.records[record as usize];
+            let here = Loc { file, span: n.span };
+            match rec.field(&n.text).map(|i| &rec.fields[i].ty) {
+                Some(Ty::List(_)) => Some(n.text.clone()),
+                Some(Ty::Error) => None,
+                Some(_) => {
+                    self.error(
+                        "type-mismatch",
+                        here,
+                        format!("`lines into {}` needs a list field, and `{}` is not a list", n.text, n.text),
+                    );
+                    None
+                }
+                None => {
+                    let names: Vec<String> = rec.fields.iter().map(|f| f.name.clone()).collect();
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    self.unknown_name(here, &format!("field:{}", d.name.text), &n.text, &names);
+                    None
+                }
+            }
+        });
         self.policy.documents.push(DocumentDef {
             name: d.name.text.clone(),
             binder: d.binder.text.clone(),
             selector,
             record,
             all_binder: d.all_binder.as_ref().map(|n| n.text.clone()),
+            lines_into,
             checks,
             forbids,
             docs: d.docs.clone(),
@@ -725,6 +749,7 @@ impl Lowerer {
             int_min,
             optional: field.optional || field.default.is_some(),
             is_ref: matches!(field.ty, ast::TypeExpr::Ref(..)),
+            nullable: field.nullable.is_some(),
             default: None,
             bounds: Vec::new(),
             unique: None,
@@ -945,6 +970,23 @@ impl Lowerer {
                     check_field(self, field);
                 }
                 let checks = self.checks(&l.checks, f);
+                // A separate kind merges nothing: no field is set over another layer's.
+                if let Some(span) = l.separate {
+                    let merging = l.only.first().map(|(n, _)| n.span).or(l.free.first().map(|n| n.span));
+                    for (what, at) in [("standalone", l.standalone), ("sets", merging)] {
+                        let Some(at) = at else { continue };
+                        self.error(
+                            "separate-layers",
+                            Loc { file: f, span: at },
+                            format!(
+                                "the layers of `{}` are `separate`: its documents are never merged, so `{what}` has no meaning here",
+                                l.document.text
+                            ),
+                        )
+                        .labels
+                        .push((Loc { file: f, span }, "declared separate here".into()));
+                    }
+                }
                 for (i, kind) in [
                     (CHECK_LOOSEN, "loosen"),
                     (CHECK_UNTRUSTED, "untrusted"),
@@ -952,7 +994,13 @@ impl Lowerer {
                     (CHECK_ORDER, "order"),
                     (CHECK_CLAIM, "claim"),
                 ] {
-                    if checks[i].is_none() && (i != CHECK_CLAIM || l.claim.is_some()) {
+                    // Only what can happen to a separate kind's documents needs a rule.
+                    let needed = match i {
+                        CHECK_CLAIM => l.claim.is_some(),
+                        CHECK_ORDER => true,
+                        _ => l.separate.is_none(),
+                    };
+                    if checks[i].is_none() && needed {
                         self.error(
                             "missing-check",
                             loc,
@@ -968,6 +1016,7 @@ impl Lowerer {
                     document: doc,
                     claim: l.claim.as_ref().map(|k| k.text.clone()),
                     standalone: l.standalone.is_some(),
+                    separate: l.separate.is_some(),
                     layers,
                     only,
                     free: l.free.iter().map(|n| n.text.clone()).collect(),
@@ -1989,6 +2038,31 @@ impl<'a> RuleLowerer<'a> {
                     _ => (ExprKind::Timestamp(x), Ty::Time),
                 }
             }
+            n if Builtin::by_name(n).is_some() => {
+                let Some((builtin, n)) = Builtin::by_name(n) else { return unknown };
+                if !arity(self.lw, n, loc) {
+                    return unknown;
+                }
+                let lowered: Vec<(Expr, Ty)> = args.iter().map(|a| self.expr(a)).collect();
+                if builtin != Builtin::IsNull {
+                    for ((_, t), a) in lowered.iter().zip(args) {
+                        self.expect(t, &Ty::Str, a);
+                    }
+                }
+                // A pattern written in the policy is checked when the policy compiles.
+                if builtin == Builtin::MatchesGlob
+                    && let ast::ExprKind::Lit(ast::Literal::Str(p, span)) = &args[1].kind
+                    && let Err(e) = crate::eval::glob(p)
+                {
+                    self.lw.error("bad-glob", self.loc(*span), format!("`{p}` is not a glob: {e}"));
+                }
+                let ty = match builtin {
+                    Builtin::IsNull | Builtin::MatchesGlob => Ty::Bool,
+                    Builtin::Lines => Ty::List(Box::new(Ty::Str)),
+                    _ => Ty::Str,
+                };
+                (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), ty)
+            }
             n if crate::url::UrlPart::by_name(n).is_some() => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;
@@ -2128,6 +2202,7 @@ impl<'a> RuleLowerer<'a> {
         let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
         let Some((Global::Fn(file, index), _)) = self.lw.globals.get(&name.text).copied() else {
             let mut candidates: Vec<String> = BUILTINS.map(String::from).to_vec();
+            candidates.extend(Builtin::ALL.iter().map(|(n, _, _)| n.to_string()));
             candidates.extend(
                 self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()),
             );

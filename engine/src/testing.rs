@@ -25,6 +25,10 @@ use crate::layers::{Bound, BoundBy};
 
 /// The file of a folder case that binds its documents to layers.
 pub const LAYERS_FILE: &str = "layers.bind";
+/// The file of a folder case that attaches files under recorded paths, as
+/// `--attach` does: one `RECORDED=FILE` per line (split at the last `=`).
+/// The files it names are not documents.
+pub const ATTACH_FILE: &str = "attach.bind";
 
 /// A file of the policy's folder: its path relative to the folder, and its text.
 pub struct File<'a> {
@@ -225,9 +229,9 @@ fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// The bindings of a folder case's [`LAYERS_FILE`]: (layer, path of the file bound).
-fn case_bindings(case: &Case, files: &[File<'_>]) -> Result<Vec<(String, String)>, String> {
-    let Some(manifest) = case.files.iter().find(|p| p.rsplit('/').next() == Some(LAYERS_FILE)) else {
+/// The lines of a folder case's [`LAYERS_FILE`] or [`ATTACH_FILE`]: (name, path of the file of the case).
+fn case_bindings(case: &Case, files: &[File<'_>], manifest_name: &str) -> Result<Vec<(String, String)>, String> {
+    let Some(manifest) = case.files.iter().find(|p| p.rsplit('/').next() == Some(manifest_name)) else {
         return Ok(Vec::new());
     };
     let folder = manifest.rsplit_once('/').map_or("", |(d, _)| d);
@@ -238,9 +242,10 @@ fn case_bindings(case: &Case, files: &[File<'_>]) -> Result<Vec<(String, String)
         if line.is_empty() {
             continue;
         }
-        let Some((layer, path)) = line.split_once('=').filter(|(l, p)| !l.trim().is_empty() && !p.trim().is_empty())
-        else {
-            return Err(format!("{manifest}:{}: `{line}` is not `NAME=FILE`", n + 1));
+        let split = if manifest_name == ATTACH_FILE { line.rsplit_once('=') } else { line.split_once('=') };
+        let Some((layer, path)) = split.filter(|(l, p)| !l.trim().is_empty() && !p.trim().is_empty()) else {
+            let form = if manifest_name == ATTACH_FILE { "RECORDED=FILE" } else { "NAME=FILE" };
+            return Err(format!("{manifest}:{}: `{line}` is not `{form}`", n + 1));
         };
         let target = normalise(&format!("{folder}/{}", path.trim())).unwrap_or_default();
         if !case.files.contains(&target) {
@@ -255,11 +260,13 @@ fn case_bindings(case: &Case, files: &[File<'_>]) -> Result<Vec<(String, String)
 /// attached and the layers its [`LAYERS_FILE`] binds, at time `now`; `Err` when that file is
 /// not well formed.
 pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Result<Vec<Finding>, String> {
-    let binds = case_bindings(case, files)?;
+    let binds = case_bindings(case, files, LAYERS_FILE)?;
+    let given = case_bindings(case, files, ATTACH_FILE)?;
     let members: Vec<&File<'_>> = case
         .files
         .iter()
-        .filter(|p| p.rsplit('/').next() != Some(LAYERS_FILE))
+        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE)))
+        .filter(|p| !given.iter().any(|(_, g)| g == *p))
         .filter_map(|p| file(files, p))
         .collect();
     let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
@@ -298,7 +305,18 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
                 None => Err("cannot be read: no such file".to_string()),
             },
         };
-        attachments.push(Attachment { from: at, path: written, read });
+        let text = match &read {
+            Ok(_) => file(files, target).map_or("", |f| f.text),
+            Err(_) => "",
+        };
+        attachments.push(Attachment { from: at, path: written, read, text });
+    }
+    // The files the case attaches under recorded paths; they are read as text only.
+    let unread: Result<Node, SyntaxError> =
+        Err(SyntaxError { message: "not a document".into(), span: grail_lang::ast::Span::default() });
+    for (recorded, target) in &given {
+        let text = file(files, target).map_or("", |f| f.text);
+        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text });
     }
     let bindings: Vec<Bound> = binds
         .into_iter()

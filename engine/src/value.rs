@@ -43,9 +43,18 @@ pub struct Val {
 pub enum ValKind {
     /// Unknown: missing, or not of its declared type.
     Absent,
+    /// Null, written by a document in a field declared `or null`: a value of
+    /// its own, equal only to null, never absent.
+    Null,
     Bool(bool),
     Int(i64),
     Str(Arc<str>),
+    /// A file attached to the check (a `ref string` field, or `attached(p)`):
+    /// it reads as its path; `text`, `lines` and `sha256` read its content.
+    File {
+        path: Arc<str>,
+        text: Arc<str>,
+    },
     /// An identifier read from a document (a field of type `id`): a string
     /// whose comparisons and identity ignore case.
     Id(Arc<str>),
@@ -72,6 +81,7 @@ pub enum ValKind {
 /// in any case.
 #[derive(Clone, Copy, Debug)]
 pub enum IdKey<'v> {
+    Null,
     Bool(bool),
     Int(i64),
     Str(&'v str),
@@ -85,6 +95,7 @@ impl PartialEq for IdKey<'_> {
     fn eq(&self, other: &Self) -> bool {
         use IdKey::*;
         match (self, other) {
+            (Null, Null) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Str(a), Str(b)) => a == b,
@@ -101,6 +112,7 @@ impl Eq for IdKey<'_> {}
 impl std::hash::Hash for IdKey<'_> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         match self {
+            IdKey::Null => 6u8.hash(state),
             IdKey::Bool(b) => (0u8, b).hash(state),
             IdKey::Int(i) => (1u8, i).hash(state),
             // Strings hash without case, so that an identifier and a string equal to it meet.
@@ -179,7 +191,7 @@ impl Val {
     /// The text of a string or an identifier.
     pub fn as_str(&self) -> Option<&str> {
         match &self.kind {
-            ValKind::Str(s) | ValKind::Id(s) => Some(s),
+            ValKind::Str(s) | ValKind::Id(s) | ValKind::File { path: s, .. } => Some(s),
             _ => None,
         }
     }
@@ -272,6 +284,8 @@ impl Val {
     /// a variant, an instant, a duration); `None` for anything else.
     fn scalar_key(&self) -> Option<IdKey<'_>> {
         match &self.kind {
+            ValKind::Null => Some(IdKey::Null),
+            ValKind::File { path, .. } => Some(IdKey::Str(path)),
             ValKind::Bool(b) => Some(IdKey::Bool(*b)),
             ValKind::Int(i) => Some(IdKey::Int(*i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
@@ -287,6 +301,8 @@ impl Val {
     pub fn display(&self, policy: &Policy) -> String {
         match &self.kind {
             ValKind::Absent => "absent".into(),
+            ValKind::Null => "null".into(),
+            ValKind::File { path, .. } => shown(path).into_owned(),
             ValKind::Bool(b) => b.to_string(),
             ValKind::Int(i) => i.to_string(),
             ValKind::Str(s) | ValKind::Id(s) => shown(s).into_owned(),

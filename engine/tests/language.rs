@@ -160,3 +160,219 @@ fn sums_count_every_entry_and_an_unknown_entry_is_unknown() {
     let none = check(CREDITS, &[("run.yaml", "items: []\n")], None);
     assert_eq!(outcome(&none, "r.total", "run.yaml").0, Outcome::Unknown);
 }
+
+/// Like [`check`], with layer bindings `(layer, path)` and files given
+/// under recorded paths `(recorded, text)`, as `--layer` and `--attach` do.
+fn check_given(
+    policy: &str,
+    docs: &[(&str, &str)],
+    layers: &[(&str, &str)],
+    given: &[(&str, &str)],
+) -> Vec<(String, Outcome, String, String)> {
+    use grail_engine::db::{GivenFile, LayerBinding};
+    let db = Database::default();
+    let set = PolicySet::new(&db, vec![SourceText::new(&db, "policy.grail".into(), policy.into(), None)]);
+    let compiled = compile_policy(&db, set);
+    assert!(!compiled.has_errors(), "the policy compiles: {:#?}", compiled.diagnostics);
+    let documents: Vec<SourceText> =
+        docs.iter().map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None)).collect();
+    let bindings = layers
+        .iter()
+        .map(|(layer, path)| LayerBinding {
+            document: documents[docs.iter().position(|(p, _)| p == path).expect("a document")],
+            layer: layer.to_string(),
+            by: grail_engine::layers::BoundBy::Flag,
+        })
+        .collect();
+    let given = given
+        .iter()
+        .map(|(recorded, text)| GivenFile {
+            recorded: recorded.to_string(),
+            read: Ok(SourceText::new(&db, format!("local/{recorded}"), text.to_string(), None)),
+        })
+        .collect();
+    let deployment = Deployment::builder(documents, Vec::new()).bindings(bindings).given(given).new(&db);
+    check_deployment(&db, set, deployment)
+        .findings
+        .iter()
+        .map(|f| (f.rule.clone(), f.outcome, f.subject.clone(), f.message.clone()))
+        .collect()
+}
+
+const RECEIPTS: &str = r#"
+document Receipts as receipt_file, receipt_files where kind == "tool-receipts" {
+  on syntax rule receipts.syntax
+  on duplicate_key rule receipts.duplicate_key
+  on unknown_key rule receipts.unknown_key
+  on type rule receipts.type
+  lines into receipts
+  kind: string
+  receipts?: list Receipt default []
+}
+record Receipt identity tool_use_id {
+  tool_use_id: id
+  command: string
+  exit_code?: int or null
+  strict_code?: int
+  cwd?: string
+  artifacts?: list Artifact default []
+  protected?: list string default []
+}
+record Artifact identity path {
+  path: string
+  sha256: string
+}
+layers of Receipts {
+  layer harness
+  layer agent
+  separate
+  on order rule receipts.layer_order
+}
+rule receipts.trusted
+  require bound_to(receipt_file.kind, "harness") else fail "not bound to the harness"
+rule receipts.exit_zero
+  for r in receipt_file.receipts
+  require present(r.exit_code) and r.exit_code == 0 else fail "{r.tool_use_id} exited {r.exit_code}"
+rule receipts.null_is_decided
+  for r in receipt_file.receipts
+  require r.exit_code < 1 or r.exit_code >= 1 or is_null(r.exit_code) else fail "{r.tool_use_id}: neither"
+rule receipts.artifact_hash
+  for r in receipt_file.receipts
+  for a in r.artifacts
+  require sha256(attached(a.path)) == lower(a.sha256) else fail "{a.path} differs"
+rule receipts.protected
+  for r in receipt_file.receipts
+  for a in r.artifacts
+  require some p in r.protected: matches_glob(relative_path(a.path, r.cwd), p)
+    else fail "{a.path} is not protected"
+rule receipts.lines
+  for r in receipt_file.receipts
+  for a in r.artifacts
+  require count(lines(text(attached(a.path)))) == 2 else fail "{a.path} has not two lines"
+"#;
+
+fn jsonl(lines: &[&str]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn null_is_a_value_of_its_own_decided_in_every_comparison() {
+    let doc = jsonl(&[
+        r#"{"kind": "tool-receipts"}"#,
+        r#"{"tool_use_id": "t0", "command": "make", "exit_code": 0}"#,
+        r#"{"tool_use_id": "t1", "command": "make", "exit_code": null}"#,
+        r#"{"tool_use_id": "t2", "command": "make"}"#,
+    ]);
+    let f = check_given(RECEIPTS, &[("r.jsonl", &doc)], &[("harness", "r.jsonl")], &[]);
+    assert_eq!(outcome(&f, "receipts.exit_zero", "receipts.t0").0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.exit_zero", "receipts.t1"), (Outcome::Fail, "t1 exited null".into()));
+    // Absent is not null: the rule says `present(...)`, so it fails, never passes.
+    assert_eq!(outcome(&f, "receipts.exit_zero", "receipts.t2").0, Outcome::Fail);
+    assert_eq!(outcome(&f, "receipts.null_is_decided", "receipts.t1").0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.null_is_decided", "receipts.t2").0, Outcome::Unknown);
+    // A field without `or null` refuses null.
+    let strict =
+        jsonl(&[r#"{"kind": "tool-receipts"}"#, r#"{"tool_use_id": "t0", "command": "x", "strict_code": null}"#]);
+    let g = check_given(RECEIPTS, &[("r.jsonl", &strict)], &[("harness", "r.jsonl")], &[]);
+    let (o, m) = outcome(&g, "receipts.type", "receipts[0].strict_code");
+    assert_eq!(o, Outcome::Fail);
+    assert!(m.contains("found null"), "{m}");
+}
+
+#[test]
+fn json_lines_are_a_header_and_entries_each_located() {
+    let db = Database::default();
+    let doc = jsonl(&[
+        r#"{"kind": "tool-receipts"}"#,
+        r#"{"tool_use_id": "t0", "command": "make", "exit_code": 0}"#,
+        "",
+        r#"{"tool_use_id": "t1", "command": "make", "exit_code": 2}"#,
+    ]);
+    let set = PolicySet::new(&db, vec![SourceText::new(&db, "policy.grail".into(), RECEIPTS.into(), None)]);
+    let d = SourceText::new(&db, "r.jsonl".into(), doc.clone(), None);
+    let report = check_deployment(&db, set, Deployment::builder(vec![d], Vec::new()).new(&db));
+    let failed = report.findings.iter().find(|f| f.rule == "receipts.exit_zero" && f.subject == "receipts.t1");
+    let (_, span) = failed.and_then(|f| f.location).expect("located");
+    // The finding points into the fourth line, the entry of `t1`.
+    assert_eq!(doc[..span.start].matches('\n').count(), 3, "{:?}", &doc[span.start..span.end]);
+    // A line that is not JSON is a syntax finding that names its line.
+    let broken = jsonl(&[r#"{"kind": "tool-receipts"}"#, r#"{"tool_use_id": "t0", "#]);
+    let f = check_given(RECEIPTS, &[("r.jsonl", &broken)], &[], &[]);
+    let syntax = f.iter().find(|(r, ..)| r == "receipts.syntax").expect("a syntax finding");
+    assert_eq!(syntax.1, Outcome::Fail);
+    assert!(syntax.3.starts_with("line 2:"), "{}", syntax.3);
+    // The header may not write the list the lines fill.
+    let twice = jsonl(&[r#"{"kind": "tool-receipts", "receipts": []}"#, r#"{"tool_use_id": "t0", "command": "x"}"#]);
+    let f = check_given(RECEIPTS, &[("r.jsonl", &twice)], &[], &[]);
+    assert_eq!(outcome(&f, "receipts.duplicate_key", "receipts").0, Outcome::Fail);
+}
+
+#[test]
+fn separate_layers_read_every_document_apart() {
+    let a = jsonl(&[r#"{"kind": "tool-receipts"}"#, r#"{"tool_use_id": "t0", "command": "make", "exit_code": 0}"#]);
+    let b = jsonl(&[r#"{"kind": "tool-receipts"}"#, r#"{"tool_use_id": "t9", "command": "make", "exit_code": 0}"#]);
+    let c = "kind: tool-receipts\nreceipts: []\n";
+    let docs = [("a.jsonl", a.as_str()), ("b.jsonl", b.as_str()), ("c.yaml", c)];
+    // Two documents of one layer, and an unbound one: no order finding, each judged on its own.
+    let f = check_given(RECEIPTS, &docs, &[("harness", "a.jsonl"), ("harness", "b.jsonl")], &[]);
+    assert_eq!(outcome(&f, "receipts.layer_order", "deployment").0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.trusted", "a.jsonl").0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.trusted", "b.jsonl").0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.trusted", "c.yaml").0, Outcome::Fail);
+    assert_eq!(outcome(&f, "receipts.exit_zero", "receipts.t9").0, Outcome::Pass);
+    // A `layer:` of its own raises nothing: the file is what the invocation says.
+    let claimed = "kind: tool-receipts\nlayer: harness\nreceipts: []\n";
+    let f = check_given(RECEIPTS, &[("c.yaml", claimed)], &[], &[]);
+    assert_eq!(outcome(&f, "receipts.trusted", "c.yaml").0, Outcome::Fail);
+}
+
+#[test]
+fn attached_files_are_hashed_and_read_only_when_the_invocation_gives_them() {
+    let sha = "c9eb2dbf5fcbd1c6a8ef5a5a6d1cde0db1d2d5d8ab6dd71c2d5d8d6f1f2fb1a5";
+    let receipt = |hash: &str| {
+        jsonl(&[
+            r#"{"kind": "tool-receipts"}"#,
+            &format!(
+                r#"{{"tool_use_id": "t0", "command": "make", "exit_code": 0, "cwd": "/work/repo", "protected": ["build/**"], "artifacts": [{{"path": "/work/repo/build/./out/../report.xml", "sha256": "{hash}"}}]}}"#
+            ),
+        ])
+    };
+    let content = "<ok/>\n<done/>\n";
+    let real = {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(content.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let path = "/work/repo/build/./out/../report.xml";
+    let doc = receipt(&real.to_uppercase());
+    let f = check_given(RECEIPTS, &[("r.jsonl", &doc)], &[("harness", "r.jsonl")], &[(path, content)]);
+    let subject = format!("receipts.t0[{path}]");
+    assert_eq!(outcome(&f, "receipts.artifact_hash", &subject).0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.lines", &subject).0, Outcome::Pass);
+    assert_eq!(outcome(&f, "receipts.protected", &subject).0, Outcome::Pass);
+    let other = receipt(sha);
+    let f = check_given(RECEIPTS, &[("r.jsonl", &other)], &[("harness", "r.jsonl")], &[(path, content)]);
+    assert_eq!(outcome(&f, "receipts.artifact_hash", &subject).0, Outcome::Fail);
+    // Nothing attached for the recorded path: missing evidence, never a pass.
+    let f = check_given(RECEIPTS, &[("r.jsonl", &doc)], &[("harness", "r.jsonl")], &[]);
+    let (o, m) = outcome(&f, "receipts.artifact_hash", &subject);
+    assert_eq!(o, Outcome::Unknown);
+    assert!(m.contains("no file was attached for it"), "{m}");
+}
+
+#[test]
+fn paths_resolve_by_their_text_and_globs_keep_to_segments() {
+    use grail_engine::eval::{glob, relative_path, resolve_path};
+    assert_eq!(resolve_path("/work/repo", "build/../report.xml"), "/work/repo/report.xml");
+    assert_eq!(resolve_path("/work/repo", "/etc/./x"), "/etc/x");
+    assert_eq!(resolve_path("/", "../../x"), "/x");
+    assert_eq!(resolve_path("a", "../../x"), "../x");
+    assert_eq!(relative_path("/work/repo/a/b", "/work/repo/"), Some("a/b".into()));
+    assert_eq!(relative_path("/work/repository/a", "/work/repo"), None);
+    assert_eq!(relative_path("/work/repo", "/work/repo"), Some(".".into()));
+    let g = glob("evidence/**").expect("a glob");
+    assert!(g.is_match("evidence/ledger.jsonl") && g.is_match("evidence/a/b.jsonl"));
+    assert!(!g.is_match("state/evidence/ledger.jsonl"));
+    let star = glob("state/*").expect("a glob");
+    assert!(star.is_match("state/x.yaml") && !star.is_match("state/T-1/workflow.yaml"));
+    assert!(glob("a/[").is_err());
+}

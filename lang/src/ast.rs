@@ -216,6 +216,8 @@ pub struct DocumentDecl {
     pub checks: Vec<CheckRule>,
     pub forbids: Vec<Forbid>,
     pub fields: Vec<Field>,
+    /// `lines into FIELD`: the list a JSON Lines file's lines after its header fill.
+    pub lines_into: Option<Name>,
     pub span: Span,
 }
 
@@ -225,6 +227,8 @@ pub struct Field {
     pub name: Name,
     pub optional: bool,
     pub ty: TypeExpr,
+    /// `or null`: the field may hold null (a value of its own, never absent).
+    pub nullable: Option<Span>,
     pub default: Option<DefaultValue>,
     pub bounds: Vec<Bound>,
     pub unique: Option<Name>,
@@ -351,6 +355,8 @@ pub struct LayersDecl {
     pub claim: Option<Name>,
     /// `standalone`: a lone unbound document of the kind is of the most trusted layer.
     pub standalone: Option<Span>,
+    /// `separate`: each document is read apart; several may share a layer, none is merged.
+    pub separate: Option<Span>,
     pub layers: Vec<LayerDecl>,
     /// `only security sets a, b`: fields only that layer may set.
     pub only: Vec<(Name, Vec<Name>)>,

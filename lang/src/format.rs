@@ -362,7 +362,10 @@ impl<'a> Layout<'a> {
                     header.push_str(" {");
                     let brace = self.open_brace(after);
                     let open = self.head(&d.docs, d.span, &d.name, header, brace + 1, gap);
-                    let members = self.schema_members(&d.checks, &d.forbids, &d.fields);
+                    let mut members = self.schema_members(&d.checks, &d.forbids, &d.fields);
+                    if let Some(into) = &d.lines_into {
+                        members.push(Member::Line(into.span, format!("lines into {}", into.text)));
+                    }
                     self.body(open, d.span, |l| l.members(members));
                 }
                 Item::Matrix(d) => {
@@ -455,6 +458,9 @@ impl<'a> Layout<'a> {
         if let Some(span) = d.standalone {
             members.push(Member::Line(span, "standalone".into()));
         }
+        if let Some(span) = d.separate {
+            members.push(Member::Line(span, "separate".into()));
+        }
         if let Some(key) = &d.claim {
             members.push(Member::Line(key.span, format!("claimed by {}", key.text)));
         }
@@ -489,7 +495,8 @@ impl<'a> Layout<'a> {
         self.docs(&f.docs, f.span.start, f.name.span.start, STEP, gap, first);
         let gap = if f.docs.is_empty() { gap } else { Gap::Never };
         let optional = if f.optional { "?" } else { "" };
-        let head = format!("{}{optional}: {}", self.name(&f.name), print::type_expr(&f.ty));
+        let null = if f.nullable.is_some() { " or null" } else { "" };
+        let head = format!("{}{optional}: {}{null}", self.name(&f.name), print::type_expr(&f.ty));
         let mut clauses: Vec<(Span, String)> = Vec::new();
         if let Some(default) = &f.default {
             clauses.push(match default {
@@ -517,7 +524,8 @@ impl<'a> Layout<'a> {
         if f.bounds.is_empty() && STEP + width(&one_line) <= WIDTH {
             self.push(STEP, one_line, Span::new(f.name.span.start, f.span.end), gap, first);
         } else {
-            self.push(STEP, head, Span::new(f.name.span.start, f.ty.span().end), gap, first);
+            let end = f.nullable.map_or(f.ty.span().end, |s| s.end);
+            self.push(STEP, head, Span::new(f.name.span.start, end), gap, first);
             for (span, clause) in clauses {
                 self.push(2 * STEP, clause, span, Gap::Never, first);
             }

@@ -352,6 +352,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::free_line => "`any layer sets`",
         Rule::claim_line => "`claimed by`",
         Rule::standalone_line => "`standalone`",
+        Rule::separate_line => "`separate`",
+        Rule::lines_clause => "`lines into`",
+        Rule::or_null => "`or null`",
         Rule::markdown_selector => "`in markdown after`",
         Rule::question_decl => "an item",
         Rule::question_var => "`for`",
@@ -537,11 +540,13 @@ impl Builder {
             checks: vec![],
             forbids: vec![],
             fields: vec![],
+            lines_into: None,
             span,
         };
         for p in it {
             match p.as_rule() {
                 Rule::check_rule => decl.checks.push(self.check_rule(p)),
+                Rule::lines_clause => decl.lines_into = p.into_inner().next().map(|n| self.name(n)),
                 Rule::forbid => {
                     let span = self.span(&p);
                     let mut f = p.into_inner();
@@ -563,7 +568,8 @@ impl Builder {
         let name = self.name_or_string(it.next().expect("field name"));
         let optional = it.next_if(|p| p.as_rule() == Rule::optional_mark).is_some();
         let ty = self.type_expr(it.next().expect("field type"));
-        let mut field = Field { docs, name, optional, ty, default: None, bounds: vec![], unique: None, span };
+        let nullable = it.next_if(|p| p.as_rule() == Rule::or_null).map(|p| self.span(&p));
+        let mut field = Field { docs, name, optional, ty, nullable, default: None, bounds: vec![], unique: None, span };
         for p in it {
             match p.as_rule() {
                 Rule::default_clause => {
@@ -702,6 +708,7 @@ impl Builder {
             document,
             claim: None,
             standalone: None,
+            separate: None,
             layers: vec![],
             only: vec![],
             free: vec![],
@@ -721,6 +728,7 @@ impl Builder {
                     decl.claim = Some(self.name(l.next().expect("claim key")));
                 }
                 Rule::standalone_line => decl.standalone = Some(self.span(&p)),
+                Rule::separate_line => decl.separate = Some(self.span(&p)),
                 Rule::only_line => {
                     let mut l = p.into_inner();
                     let layer = self.name(l.next().expect("layer"));

@@ -30,7 +30,7 @@ pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
 const MAX_ATTACHED_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The extensions of the documents a folder of a deployment stands for.
-const DOCUMENT_EXTENSIONS: [&str; 5] = ["json", "yaml", "yml", "md", "markdown"];
+const DOCUMENT_EXTENSIONS: [&str; 6] = ["json", "jsonl", "yaml", "yml", "md", "markdown"];
 
 /// A workspace file found on disk, parsed.
 #[derive(Clone, Debug)]

@@ -333,6 +333,12 @@ impl Cx<'_> {
                 self.eval(x);
                 Abs::Other
             }
+            ExprKind::Builtin(_, args) => {
+                for a in args {
+                    self.eval(a);
+                }
+                Abs::Other
+            }
             ExprKind::And(a, b) | ExprKind::Or(a, b) | ExprKind::Tighter(a, b) => {
                 self.eval(a);
                 self.eval(b);

@@ -177,7 +177,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | Min(a, b)
         | Split(a, b)
         | TrimSuffix(a, b) => vec![a, b],
-        List(items) => items.iter().collect(),
+        List(items) | Builtin(_, items) => items.iter().collect(),
         _ => vec![],
     }
 }

@@ -319,7 +319,12 @@ impl Search<'_> {
             document::load("{}", Format::Yaml, &Limits::default());
         let attachments: Vec<check::Attachment<'_>> = named
             .iter()
-            .map(|(from, path)| check::Attachment { from: *from, path, read: Ok((inputs.len() as u32, &read)) })
+            .map(|(from, path)| check::Attachment {
+                from: *from,
+                path,
+                read: Ok((inputs.len() as u32, &read)),
+                text: "{}",
+            })
             .collect();
         check::check(self.policy, &inputs, &attachments)
     }

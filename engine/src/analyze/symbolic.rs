@@ -716,6 +716,12 @@ impl<'a> Ev<'a> {
                 self.eval(x);
                 self.approx("`holds` (it reads the findings of other rules)")
             }
+            ExprKind::Builtin(b, args) => {
+                for a in args {
+                    self.eval(a);
+                }
+                self.approx(&format!("`{}` (not encoded: its result is unconstrained)", b.name()))
+            }
             ExprKind::List(items) => {
                 let entries = items.iter().map(|i| (B::T, self.eval(i))).collect();
                 Sym::with(B::T, Kind::List { entries, dense: true })

@@ -239,6 +239,15 @@ impl<'p> Trees<'p> {
                 (json!({"op": "matches", "args": [s], "pattern": regex.0.as_str()}), Some(Ty::Bool))
             }
             ExprKind::Reason(a) => (self.op("reason", &[a]).0, Some(Ty::Str)),
+            ExprKind::Builtin(b, args) => {
+                let args: Vec<&Expr> = args.iter().collect();
+                let ty = match b {
+                    crate::hir::Builtin::IsNull | crate::hir::Builtin::MatchesGlob => Ty::Bool,
+                    crate::hir::Builtin::Lines => Ty::List(Box::new(Ty::Str)),
+                    _ => Ty::Str,
+                };
+                (self.op(b.name(), &args).0, Some(ty))
+            }
             ExprKind::BoundTo(a, layer) => {
                 let node = self.op("bound_to", &[a]).0;
                 let _ = layer;

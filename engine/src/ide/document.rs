@@ -409,7 +409,7 @@ fn find_marker(node: &Node, path: &mut Vec<Seg>) -> Option<(bool, Vec<String>)> 
 fn contexts(text: &str, format: Format, word: Span) -> Vec<Context> {
     let candidates: Vec<String> = match format {
         Format::Yaml => vec![format!("{MARKER}: 0"), MARKER.to_string()],
-        Format::Json => vec![
+        Format::Json | Format::JsonLines => vec![
             format!("\"{MARKER}\": 0"),
             format!("\"{MARKER}\": 0,"),
             format!(", \"{MARKER}\": 0"),
@@ -446,7 +446,7 @@ pub(super) fn completions(
     let text = doc.text(db);
     let format = document_format(doc.path(db), text);
     let extra: &[char] = match format {
-        Format::Json => &['-', '.', '"'],
+        Format::Json | Format::JsonLines => &['-', '.', '"'],
         Format::Yaml => &['-', '.'],
     };
     let mut replace = word_at(text, offset, extra);
@@ -472,7 +472,7 @@ pub(super) fn completions(
 
 fn key_text(key: &str, format: Format) -> String {
     match format {
-        Format::Json => format!("\"{key}\": "),
+        Format::Json | Format::JsonLines => format!("\"{key}\": "),
         Format::Yaml => format!("{}: ", scalar_text(&ValKind::Str(key.into()), format)),
     }
 }

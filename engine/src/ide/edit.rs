@@ -92,7 +92,7 @@ pub(super) fn append_to_list(text: &str, list: &Node, item: &str) -> Option<Text
 pub(super) fn insert_entry(text: &str, map: &Node, key: &str, value: &str, format: Format) -> Option<TextEdit> {
     let NodeKind::Map(entries) = &map.kind else { return None };
     let key = match format {
-        Format::Json => serde_json::to_string(key).ok()?,
+        Format::Json | Format::JsonLines => serde_json::to_string(key).ok()?,
         Format::Yaml => scalar_text(&ValKind::Str(key.into()), format),
     };
     if is_flow(text, map) {
