@@ -357,7 +357,25 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
         } else if let Some(format) = grail_engine::document::format_for_path(&name) {
             // A document that does not parse (`broken.yaml`) has no shape to judge.
             let Ok(node) = grail_engine::document::load(&text, format, &Default::default()) else { continue };
-            let value = to_json(&node);
+            let mut value = to_json(&node);
+            // A JSON Lines document is its header with its further lines in the list its kind fills.
+            if format == grail_engine::document::Format::JsonLines
+                && let Value::Array(lines) = value.clone()
+                && let Some((Value::Object(header), entries)) = lines.split_first()
+            {
+                let mut header = header.clone();
+                let kind = policy.documents.iter().find(|d| match &d.selector {
+                    SelectorDef::Keys(tests) => tests.iter().all(|t| match &t.test {
+                        KeyCondDef::Equals(v) => header.get(&t.key) == Some(&json!(v)),
+                        _ => false,
+                    }),
+                    SelectorDef::Markdown { .. } => false,
+                });
+                if let Some(into) = kind.and_then(|d| d.lines_into.clone()) {
+                    header.insert(into, Value::Array(entries.to_vec()));
+                }
+                value = Value::Object(header);
+            }
             let Some(d) = policy.documents.iter().find(|d| match &d.selector {
                 SelectorDef::Keys(tests) => tests.iter().all(|t| match &t.test {
                     KeyCondDef::Absent => value.get(&t.key).is_none(),

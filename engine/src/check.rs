@@ -162,7 +162,43 @@ pub fn run(
         let layering = Layering { policy, layers: l, names: &names };
         let (assigned, layer_findings) = assign(&layering, &candidates, bindings);
         findings.extend(layer_findings);
-        for (&p, a) in members.iter().zip(assigned) {
+        for (&p, mut a) in members.iter().zip(assigned) {
+            // A kind trusted only from a layer: a document bound below it is the rule's finding, and not read.
+            if let (Some((top, check)), Some((layer, by))) = (&l.trusted, a) {
+                let input = parsed[p].0;
+                let below = layer > *top;
+                findings.push(Finding {
+                    rule: check.rule.clone(),
+                    outcome: if below { Outcome::Fail } else { Outcome::Pass },
+                    subject: names(input),
+                    message: if below {
+                        format!(
+                            "`{}` is checked as layer `{}` ({}), below `{}`, the only layers a `{}` is read from; nothing in it counts",
+                            names(input),
+                            l.layers[layer],
+                            by.describe(),
+                            l.layers[*top],
+                            policy.documents[l.document as usize].name
+                        )
+                    } else {
+                        String::new()
+                    },
+                    location: Some((input as u32, first_key(&parsed[p].2))),
+                    policy: Some(check.loc),
+                    labels: Vec::new(),
+                    bound: Vec::new(),
+                    trace: Vec::new(),
+                });
+                if below {
+                    layer_names.push(DocLayer {
+                        doc: input as u32,
+                        kind: policy.documents[l.document as usize].name.clone(),
+                        layer: l.layers[layer].clone(),
+                        by,
+                    });
+                    a = None;
+                }
+            }
             layer_of[p] = a;
             if let Some((layer, by)) = a {
                 layer_names.push(DocLayer {
@@ -331,6 +367,14 @@ fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(Doc
         }
         Ok(root) if document::format_for_path(input.path) == Some(Format::JsonLines) => json_lines(policy, doc, root),
         Ok(root) => select_kind(policy, doc, root).map(|kind| Some((kind, Cow::Borrowed(root)))),
+    }
+}
+
+/// Where a finding about a whole document points: its first key.
+fn first_key(node: &Node) -> Span {
+    match &node.kind {
+        NodeKind::Map(entries) if !entries.is_empty() => entries[0].key_span,
+        _ => node.span,
     }
 }
 

@@ -150,6 +150,9 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     for r in records.iter().skip(1).map(|r| &policy.records[*r as usize]) {
         rules.extend(r.checks.iter().flatten().map(|c| (c.rule.clone(), c.loc)));
     }
+    for r in records.iter().map(|r| &policy.records[*r as usize]) {
+        rules.extend(r.fields.iter().filter_map(|f| f.invalid.as_ref()).map(|c| (c.rule.clone(), c.loc)));
+    }
     let failed: HashSet<String> = cx.findings.iter().map(|f| f.rule.clone()).collect();
     let mut seen = HashSet::new();
     let mut findings = cx.findings;
@@ -666,9 +669,17 @@ impl Cx<'_, '_> {
                 continue;
             }
             let field = &def.fields[fi];
+            // A field may name the rule its own type findings are of.
+            let outer_type = field.invalid.as_ref().map(|c| self.checks[CHECK_TYPE].replace(c));
+            let restore = |cx: &mut Self| {
+                if let Some(t) = outer_type {
+                    cx.checks[CHECK_TYPE] = t;
+                }
+            };
             // Null is a value of its own where the field admits it.
             if field.nullable && matches!(e.value.kind, NodeKind::Null) {
                 fields[fi] = Some(self.located(ValKind::Null, e.value.span));
+                restore(self);
                 continue;
             }
             if !field.is_ref
@@ -676,6 +687,7 @@ impl Cx<'_, '_> {
                 && let Some(v) = self.scalar(&e.value, &field.ty, Some(field))
             {
                 fields[fi] = Some(v);
+                restore(self);
                 continue;
             }
             let here = join(path, &e.key);
@@ -687,6 +699,7 @@ impl Cx<'_, '_> {
             if !matches!(field.ty, Ty::Map(..)) && !field.bounds.is_empty() {
                 self.bounds(field, &val, &here);
             }
+            restore(self);
             fields[fi] = Some(val);
         }
         let mut out = Vec::with_capacity(fields.len());

@@ -177,7 +177,8 @@ impl Walk<'_, '_> {
             location,
             policy: Some(self.rule.loc),
             labels: Vec::new(),
-            bound: self.bound.iter().flatten().copied().collect(),
+            // The judged document is bound too: `holds` asked of a whole document sees every finding in it.
+            bound: self.root_span.into_iter().chain(self.bound.iter().flatten().copied()).collect(),
             trace: self.steps.clone(),
         });
     }
@@ -509,6 +510,20 @@ impl<'a> Evaluator<'a> {
                 },
                 _ => Val::unknown(),
             },
+            Builtin::Flatten => match &vals[0].kind {
+                V::List(lists) => {
+                    let mut all = Vec::new();
+                    for l in lists.iter() {
+                        match &l.kind {
+                            V::List(items) => all.extend(items.iter().cloned()),
+                            // An entry that is not there makes the whole unknown, never shorter.
+                            _ => return l.clone(),
+                        }
+                    }
+                    out(V::List(Arc::new(all)))
+                }
+                _ => Val::unknown(),
+            },
             Builtin::Attached => {
                 let Some(p) = string(&vals[0]) else { return Val::unknown() };
                 match self.given.iter().find(|g| g.recorded == *p) {
@@ -712,6 +727,11 @@ impl<'a> Evaluator<'a> {
                     Span::default(),
                 )
             }),
+            // No document of the kind was checked: every document of it is missing evidence, not none.
+            ExprKind::Docs(k) if self.all.get(*k as usize).is_none_or(Vec::is_empty) => {
+                let name = self.policy.documents.get(*k as usize).map(|d| d.name.as_str()).unwrap_or("?");
+                Val::missing(&format!("{} (no `{name}` document was checked)", e.text), None, Span::default())
+            }
             ExprKind::Docs(k) => Val::computed(V::Docs(*k)),
             ExprKind::ListGet(list, index) => {
                 let l = self.eval(list);

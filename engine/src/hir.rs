@@ -70,10 +70,16 @@ impl Policy {
                 if let Some(u) = &f.unique {
                     ids.push((&u.rule, u.loc));
                 }
+                if let Some(c) = &f.invalid {
+                    ids.push((&c.rule, c.loc));
+                }
             }
         }
         for l in &self.layers {
             for c in l.checks.iter().flatten() {
+                ids.push((&c.rule, c.loc));
+            }
+            if let Some((_, c)) = &l.trusted {
                 ids.push((&c.rule, c.loc));
             }
         }
@@ -185,6 +191,14 @@ impl Policy {
                         what: format!("two entries of `{}` share an identity", f.name),
                     });
                 }
+                if let Some(c) = &f.invalid {
+                    out.push(RuleMeta {
+                        id: &c.rule,
+                        loc: c.loc,
+                        docs: f.docs.iter().map(String::as_str).collect(),
+                        what: format!("`{}` holds a value that is not of its type", f.name),
+                    });
+                }
             }
         }
         for l in &self.layers {
@@ -198,6 +212,17 @@ impl Policy {
                         what: format!("the `{kind}` check of the layers of `{name}`"),
                     });
                 }
+            }
+            if let Some((layer, c)) = &l.trusted {
+                let layer = l.layers.get(*layer).map_or("?", String::as_str);
+                out.push(RuleMeta {
+                    id: &c.rule,
+                    loc: c.loc,
+                    docs: Vec::new(),
+                    what: format!(
+                        "a `{name}` document is bound below the `{layer}` layer (or to none); it is not read, and nothing in it counts"
+                    ),
+                });
             }
         }
         for r in &self.rules {
@@ -333,6 +358,9 @@ pub struct FieldDef {
     pub default: Option<DefaultDef>,
     pub bounds: Vec<BoundDef>,
     pub unique: Option<CheckDef>,
+    /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
+    #[serde(default)]
+    pub invalid: Option<CheckDef>,
     pub docs: Vec<String>,
     pub loc: Loc,
 }
@@ -488,10 +516,12 @@ pub enum Builtin {
     RelativePath,
     /// `attached(p)`: the file the invocation attached under the recorded path `p`.
     Attached,
+    /// `flatten(xss)`: the entries of a list of lists, in order.
+    Flatten,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin, usize); 9] = [
+    pub const ALL: [(&'static str, Builtin, usize); 10] = [
         ("is_null", Builtin::IsNull, 1),
         ("sha256", Builtin::Sha256, 1),
         ("text", Builtin::Text, 1),
@@ -501,6 +531,7 @@ impl Builtin {
         ("resolve_path", Builtin::ResolvePath, 2),
         ("relative_path", Builtin::RelativePath, 2),
         ("attached", Builtin::Attached, 1),
+        ("flatten", Builtin::Flatten, 1),
     ];
 
     pub fn by_name(name: &str) -> Option<(Builtin, usize)> {
@@ -551,6 +582,10 @@ pub struct LayersDef {
     /// share a layer, and every unbound one is of the last layer.
     #[serde(default)]
     pub separate: bool,
+    /// `trusted from LAYER rule ID`: a document bound below the layer (its
+    /// index) is a finding of the rule, and is not read.
+    #[serde(default)]
+    pub trusted: Option<(usize, CheckDef)>,
     /// Most trusted first; the last is the layer of an unbound document.
     pub layers: Vec<String>,
     /// Per field name, the one layer that may set it.

@@ -753,6 +753,7 @@ impl Lowerer {
             default: None,
             bounds: Vec::new(),
             unique: None,
+            invalid: field.invalid.as_ref().map(|r| CheckDef { rule: r.text.clone(), loc: Loc { file, span: r.span } }),
             docs: field.docs.clone(),
             loc: Loc { file, span: field.name.span },
         }
@@ -970,6 +971,14 @@ impl Lowerer {
                     check_field(self, field);
                 }
                 let checks = self.checks(&l.checks, f);
+                let trusted = l.trusted.as_ref().and_then(|(layer, rule)| {
+                    let Some(i) = layers.iter().position(|x| *x == layer.text) else {
+                        let names: Vec<&str> = layers.iter().map(String::as_str).collect();
+                        self.unknown_name(Loc { file: f, span: layer.span }, "layer", &layer.text, &names);
+                        return None;
+                    };
+                    Some((i, CheckDef { rule: rule.text.clone(), loc: Loc { file: f, span: rule.span } }))
+                });
                 // A separate kind merges nothing: no field is set over another layer's.
                 if let Some(span) = l.separate {
                     let merging = l.only.first().map(|(n, _)| n.span).or(l.free.first().map(|n| n.span));
@@ -1017,6 +1026,7 @@ impl Lowerer {
                     claim: l.claim.as_ref().map(|k| k.text.clone()),
                     standalone: l.standalone.is_some(),
                     separate: l.separate.is_some(),
+                    trusted,
                     layers,
                     only,
                     free: l.free.iter().map(|n| n.text.clone()).collect(),
@@ -2044,6 +2054,18 @@ impl<'a> RuleLowerer<'a> {
                     return unknown;
                 }
                 let lowered: Vec<(Expr, Ty)> = args.iter().map(|a| self.expr(a)).collect();
+                if builtin == Builtin::Flatten {
+                    let ty = match &lowered[0].1 {
+                        Ty::List(inner) if matches!(**inner, Ty::List(_) | Ty::Error) => (**inner).clone(),
+                        Ty::Error => Ty::Error,
+                        other => {
+                            let t = self.ty_name(other);
+                            self.mismatch(args[0].span, format!("`flatten` needs a list of lists, not `{t}`"));
+                            return unknown;
+                        }
+                    };
+                    return (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), ty);
+                }
                 if builtin != Builtin::IsNull {
                     for ((_, t), a) in lowered.iter().zip(args) {
                         self.expect(t, &Ty::Str, a);

@@ -232,6 +232,8 @@ pub struct Field {
     pub default: Option<DefaultValue>,
     pub bounds: Vec<Bound>,
     pub unique: Option<Name>,
+    /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
+    pub invalid: Option<Name>,
     pub span: Span,
 }
 
@@ -357,6 +359,8 @@ pub struct LayersDecl {
     pub standalone: Option<Span>,
     /// `separate`: each document is read apart; several may share a layer, none is merged.
     pub separate: Option<Span>,
+    /// `trusted from LAYER rule ID`: documents bound below LAYER are findings of ID, and not read.
+    pub trusted: Option<(Name, Name)>,
     pub layers: Vec<LayerDecl>,
     /// `only security sets a, b`: fields only that layer may set.
     pub only: Vec<(Name, Vec<Name>)>,

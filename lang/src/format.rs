@@ -461,6 +461,9 @@ impl<'a> Layout<'a> {
         if let Some(span) = d.separate {
             members.push(Member::Line(span, "separate".into()));
         }
+        if let Some((layer, rule)) = &d.trusted {
+            members.push(Member::Line(layer.span, format!("trusted from {} rule {}", layer.text, rule.text)));
+        }
         if let Some(key) = &d.claim {
             members.push(Member::Line(key.span, format!("claimed by {}", key.text)));
         }
@@ -518,6 +521,9 @@ impl<'a> Layout<'a> {
         }
         if let Some(rule) = &f.unique {
             clauses.push((rule.span, format!("unique rule {}", rule.text)));
+        }
+        if let Some(rule) = &f.invalid {
+            clauses.push((rule.span, format!("invalid rule {}", rule.text)));
         }
         clauses.sort_by_key(|(span, _)| span.start);
         let one_line = clauses.iter().fold(head.clone(), |line, (_, clause)| format!("{line} {clause}"));

@@ -353,6 +353,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::claim_line => "`claimed by`",
         Rule::standalone_line => "`standalone`",
         Rule::separate_line => "`separate`",
+        Rule::trusted_line => "`trusted from`",
+        Rule::invalid_clause => "`invalid rule`",
         Rule::lines_clause => "`lines into`",
         Rule::or_null => "`or null`",
         Rule::markdown_selector => "`in markdown after`",
@@ -569,7 +571,18 @@ impl Builder {
         let optional = it.next_if(|p| p.as_rule() == Rule::optional_mark).is_some();
         let ty = self.type_expr(it.next().expect("field type"));
         let nullable = it.next_if(|p| p.as_rule() == Rule::or_null).map(|p| self.span(&p));
-        let mut field = Field { docs, name, optional, ty, nullable, default: None, bounds: vec![], unique: None, span };
+        let mut field = Field {
+            docs,
+            name,
+            optional,
+            ty,
+            nullable,
+            default: None,
+            bounds: vec![],
+            unique: None,
+            invalid: None,
+            span,
+        };
         for p in it {
             match p.as_rule() {
                 Rule::default_clause => {
@@ -592,6 +605,7 @@ impl Builder {
                     let rule = self.name(b.next().expect("rule id"));
                     field.bounds.push(Bound { kind, column, rule, span });
                 }
+                Rule::invalid_clause => field.invalid = p.into_inner().next().map(|r| self.name(r)),
                 _ => field.unique = p.into_inner().next().map(|r| self.name(r)),
             }
         }
@@ -709,6 +723,7 @@ impl Builder {
             claim: None,
             standalone: None,
             separate: None,
+            trusted: None,
             layers: vec![],
             only: vec![],
             free: vec![],
@@ -729,6 +744,12 @@ impl Builder {
                 }
                 Rule::standalone_line => decl.standalone = Some(self.span(&p)),
                 Rule::separate_line => decl.separate = Some(self.span(&p)),
+                Rule::trusted_line => {
+                    let mut l = p.into_inner();
+                    let layer = self.name(l.next().expect("layer"));
+                    let rule = self.name(l.next().expect("rule id"));
+                    decl.trusted = Some((layer, rule));
+                }
                 Rule::only_line => {
                     let mut l = p.into_inner();
                     let layer = self.name(l.next().expect("layer"));

@@ -265,10 +265,9 @@ impl Builder {
                 let core = self.solver.core().unwrap_or_default();
                 // The core holds negated assumptions; give back the assumptions.
                 let mut given: Vec<Lit> = Vec::new();
+                // Both polarities of a variable may be assumed (one hard, one soft): give back each.
                 for c in core {
-                    if let Some(a) = lits.iter().find(|a| a.var() == c.var()) {
-                        given.push(*a);
-                    }
+                    given.extend(lits.iter().filter(|a| a.var() == c.var()));
                 }
                 given.sort_unstable();
                 given.dedup();

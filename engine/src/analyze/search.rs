@@ -82,7 +82,12 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
     }
     for (rule, sym) in policy.rules.iter().zip(syms) {
         let gate = b.fresh();
-        b.clause(&[B::L(gate).negate(), sym.bad.negate()]);
+        // A rule the encoding only approximates constrains no other: what it
+        // would forbid is not known, so it cannot make another rule dead or a
+        // subject unsatisfiable.
+        if sym.approximate.is_empty() {
+            b.clause(&[B::L(gate).negate(), sym.bad.negate()]);
+        }
         let pass = b.and2(sym.pass, sym.bad.negate());
         units.push(Unit {
             member: Member { id: rule.id.clone(), kind: MemberKind::Rule, loc: rule.loc, note: String::new() },
@@ -326,7 +331,22 @@ impl Search<'_> {
                 text: "{}",
             })
             .collect();
-        check::check(self.policy, &inputs, &attachments)
+        // A document of a kind whose layers are separate is bound to its most
+        // trusted layer: the analysis asks what a document the caller trusts can do.
+        let bindings: Vec<crate::layers::Bound> = inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, input)| {
+                let (kind, _) = check::kind_layers(self.policy, input)?;
+                let l = self
+                    .policy
+                    .layers
+                    .iter()
+                    .find(|l| l.separate && self.policy.documents[l.document as usize].name == kind)?;
+                Some(crate::layers::Bound { input: i, layer: l.layers[0].clone(), by: crate::layers::BoundBy::Flag })
+            })
+            .collect();
+        check::check_with(self.policy, &inputs, &attachments, &bindings, None)
     }
 
     fn witness(&mut self, def: &SubjectDef, conflicts: &mut Vec<Conflict>) -> Subject {
@@ -503,7 +523,8 @@ impl Search<'_> {
         soft.extend(others.iter().map(|(l, _)| B::L(*l)));
         let relaxed = self.relax(&hard, &mut soft);
         if let Err(core) = relaxed {
-            if is_rule {
+            // An approximated rule's guards are not known either: no warning is a verdict on them.
+            if is_rule && report.approximate.is_empty() && report.pooled.is_empty() {
                 let mut reach_hard = vec![reach];
                 reach_hard.extend(bounds.iter().copied());
                 if let Answer::Unsat(_) = self.b.solve(&reach_hard) {

@@ -280,9 +280,11 @@ impl<'a> Ev<'a> {
                 Sym { present: d.present, missing: d.present.negate(), kind: d.sym.kind.clone() }
             }
             ExprKind::Docs(k) => {
+                // No document of the kind: every document of it is missing evidence (as `eval` reads it).
                 let d = &self.docs[*k as usize];
                 let doc = Sym { present: d.present, missing: B::F, kind: d.sym.kind.clone() };
-                Sym::with(B::T, Kind::List { entries: vec![(d.present, doc)], dense: true })
+                let list = Kind::List { entries: vec![(d.present, doc)], dense: true };
+                Sym { present: d.present, missing: d.present.negate(), kind: list }
             }
             ExprKind::Matrix(_) => Sym::with(B::T, Kind::Opaque),
             ExprKind::Domain(en) => Sym::with(B::T, Kind::Domain(*en)),

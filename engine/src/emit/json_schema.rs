@@ -105,6 +105,9 @@ impl Defs<'_> {
                 "description": "a path to a JSON or YAML file, relative to this document's folder"
             }]});
         }
+        if f.nullable {
+            schema = json!({"anyOf": [schema, {"type": "null"}]});
+        }
         let Value::Object(mut out) = schema else { return schema };
         let mut notes: Vec<String> = f.docs.clone();
         match &f.default {

@@ -241,12 +241,17 @@ impl<'p> Trees<'p> {
             ExprKind::Reason(a) => (self.op("reason", &[a]).0, Some(Ty::Str)),
             ExprKind::Builtin(b, args) => {
                 let args: Vec<&Expr> = args.iter().collect();
+                let (v, tys) = self.op(b.name(), &args);
                 let ty = match b {
-                    crate::hir::Builtin::IsNull | crate::hir::Builtin::MatchesGlob => Ty::Bool,
-                    crate::hir::Builtin::Lines => Ty::List(Box::new(Ty::Str)),
-                    _ => Ty::Str,
+                    crate::hir::Builtin::IsNull | crate::hir::Builtin::MatchesGlob => Some(Ty::Bool),
+                    crate::hir::Builtin::Lines => Some(Ty::List(Box::new(Ty::Str))),
+                    crate::hir::Builtin::Flatten => match tys.into_iter().next().flatten() {
+                        Some(Ty::List(inner)) => Some(*inner),
+                        _ => None,
+                    },
+                    _ => Some(Ty::Str),
                 };
-                (self.op(b.name(), &args).0, Some(ty))
+                (v, ty)
             }
             ExprKind::BoundTo(a, layer) => {
                 let node = self.op("bound_to", &[a]).0;
