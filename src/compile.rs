@@ -34,8 +34,12 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             let shown = named.shown.clone();
             let attached = attachments(&db, set, &named.documents);
             let clock = crate::Clock::of(args.now);
-            let deployment =
-                Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
+            let given = crate::documents::given(&db, &args.attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
+            let deployment = Deployment::builder(named.documents, attached)
+                .bindings(named.bindings)
+                .now(Some(clock.nanos))
+                .given(given)
+                .new(&db);
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {

@@ -358,6 +358,12 @@ struct CompileArgs {
     /// several documents of a layered kind, one bound by nothing is of the lowest layer.
     #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
     layers: Vec<documents::LayerArg>,
+    /// Attach a file under the path a document records for it:
+    /// `--attach /work/repo/build/report.xml=report.xml` (repeatable). Rules
+    /// read it with `attached(p)` (hashes of artifacts a receipt names);
+    /// without it they see missing evidence.
+    #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
+    attach: Vec<documents::AttachArg>,
     /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
     #[arg(long)]
     deny_unknown: bool,

@@ -133,7 +133,7 @@ fn the_readme_requests_are_answered_as_shown() {
         })
         .collect();
     let layers = folder_layers(&root.join("examples/org"), root);
-    let case = Case { name: "examples/org layers and history".into(), documents, layers };
+    let case = Case { name: "examples/org layers and history".into(), documents, layers, given: Vec::new() };
     let decisions = decide_deployment(&db, set, deployment(&db, set, &case)).clone();
     let compiled = cedar_of(&policy, &decisions, &case.name);
     let ask = |principal: Value, action: &str, resource: Value| -> (CedarDecision, Vec<String>) {

@@ -34,6 +34,20 @@ pub struct Case {
     pub documents: Vec<(String, String)>,
     /// Layer bindings, as `--layer NAME=FILE` gives them: (layer, path of a document).
     pub layers: Vec<(String, String)>,
+    /// Files attached under recorded paths, as `--attach RECORDED=FILE` gives them.
+    pub given: Vec<(String, String)>,
+}
+
+/// The attachments of a folder's `attach.bind` (`RECORDED=FILE` per line, split at the last `=`).
+pub fn folder_attachments(dir: &Path, root: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("attach.bind")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split('#').next()?.trim().rsplit_once('='))
+        .map(|(recorded, file)| {
+            let path = dir.join(file.trim());
+            (recorded.trim().to_string(), path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned())
+        })
+        .collect()
 }
 
 /// The bindings of a folder's `layers.bind` (`NAME=FILE` per line, as a fixture folder writes them).
@@ -53,7 +67,7 @@ pub fn shipped(db: &Database) -> PolicySet {
 }
 
 fn is_document(p: &Path) -> bool {
-    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json" | "md"))
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json" | "jsonl" | "md"))
 }
 
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
@@ -90,7 +104,7 @@ pub fn example_cases() -> Vec<Case> {
         if dir.ends_with("bindings") {
             for f in sorted_entries(&dir).into_iter().filter(|p| p.is_file() && is_document(p)) {
                 let doc = read(&f);
-                cases.push(Case { name: doc.0.clone(), documents: vec![doc], layers: Vec::new() });
+                cases.push(Case { name: doc.0.clone(), documents: vec![doc], layers: Vec::new(), given: Vec::new() });
             }
             continue;
         }
@@ -107,10 +121,12 @@ pub fn example_cases() -> Vec<Case> {
             files.iter().filter(|f| !attached.contains(f)).map(|f| read(f)).collect();
         if !documents.is_empty() {
             let layers = folder_layers(&dir, root);
+            let given = folder_attachments(&dir, root);
             cases.push(Case {
                 name: format!("{}/", dir.strip_prefix(root).unwrap_or(&dir).display()),
                 documents,
                 layers,
+                given,
             });
         }
     }
@@ -141,7 +157,18 @@ pub fn deployment(db: &Database, set: PolicySet, case: &Case) -> Deployment {
             Some(LayerBinding { document, layer: layer.clone(), by: BoundBy::Flag })
         })
         .collect();
-    Deployment::builder(docs, attached).bindings(bindings).new(db)
+    let given = case
+        .given
+        .iter()
+        .map(|(recorded, file)| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let read = std::fs::read_to_string(&path)
+                .map(|t| SourceText::new(db, file.clone(), t, None))
+                .map_err(|e| format!("cannot be read: {e}"));
+            grail_engine::db::GivenFile { recorded: recorded.clone(), read }
+        })
+        .collect();
+    Deployment::builder(docs, attached).bindings(bindings).given(given).new(db)
 }
 
 // ------------------------------------------------------------------ generator
@@ -416,7 +443,7 @@ pub fn generated(seed: u64) -> Case {
     if r.chance(60) {
         documents.push((format!("generated/{seed}-history.json"), history(r).to_string()));
     }
-    Case { name: format!("generated binding {seed}"), documents, layers: Vec::new() }
+    Case { name: format!("generated binding {seed}"), documents, layers: Vec::new(), given: Vec::new() }
 }
 
 // ------------------------------------------------------------------ requests
