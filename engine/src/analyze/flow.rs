@@ -333,6 +333,13 @@ impl Cx<'_> {
                 self.eval(x);
                 Abs::Other
             }
+            ExprKind::Builtin(Builtin::Flatten, args) if args.len() == 1 => match self.eval(&args[0]) {
+                Abs::List(inner) => match *inner {
+                    Abs::List(e) => Abs::List(e),
+                    _ => Abs::Other,
+                },
+                _ => Abs::Other,
+            },
             ExprKind::Builtin(_, args) => {
                 for a in args {
                     self.eval(a);

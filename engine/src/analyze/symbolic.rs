@@ -718,6 +718,30 @@ impl<'a> Ev<'a> {
                 self.eval(x);
                 self.approx("`holds` (it reads the findings of other rules)")
             }
+            ExprKind::Builtin(Builtin::Flatten, args) if args.len() == 1 => {
+                // The entries of every list in order; an entry that is not there makes the whole not there (as `eval`).
+                let x = self.eval(&args[0]);
+                let Kind::List { entries, .. } = &x.kind else {
+                    return self.approx("`flatten` of a list it cannot follow");
+                };
+                let mut present = x.present;
+                let mut missing = x.missing;
+                let mut out = Vec::new();
+                for (p, inner) in entries {
+                    let Kind::List { entries: items, .. } = &inner.kind else {
+                        return self.approx("`flatten` of entries it cannot follow");
+                    };
+                    let ok = self.b.or2(p.negate(), inner.present);
+                    present = self.b.and2(present, ok);
+                    let gone = self.b.and2(*p, inner.missing);
+                    missing = self.b.or2(missing, gone);
+                    for (q, v) in items {
+                        out.push((self.b.and2(*p, *q), v.clone()));
+                    }
+                }
+                let entries = out.into_iter().map(|(l, v)| (self.b.and2(present, l), v)).collect();
+                Sym { present, missing, kind: Kind::List { entries, dense: false } }
+            }
             ExprKind::Builtin(b, args) => {
                 for a in args {
                     self.eval(a);
