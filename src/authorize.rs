@@ -101,6 +101,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(&db, set, &named.documents);
     let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
+    crate::tables::refuse_crowded(&db, set, deployment)?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();
