@@ -63,6 +63,9 @@ fn text(c: &Cell) -> &str {
 /// then its columns aligned, each row ending with where its key was read.
 pub fn human(db: &Database, docs: &[SourceText], tables: &[Table]) -> String {
     let mut out = String::new();
+    if tables.is_empty() {
+        out.push_str("no table of the policy reads the documents checked\n");
+    }
     for t in tables {
         let _ = writeln!(out, "table {}{}", t.id, summary(&t.docs));
         let mut lines: Vec<Vec<String>> = vec![t.columns.iter().cloned().chain(["at".to_string()]).collect()];
