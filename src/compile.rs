@@ -36,6 +36,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             let clock = crate::Clock::of(args.now);
             let deployment =
                 Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(clock.nanos)).new(&db);
+            crate::tables::refuse_crowded(&db, set, deployment)?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
