@@ -102,6 +102,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let attached = attachments(&db, set, &named.documents);
     let given = crate::documents::given(&db, &args.attach, crate::documents::DEFAULT_MAX_DOCUMENT_SIZE)?;
     let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).given(given).new(&db);
+    crate::tables::refuse_crowded(&db, set, deployment)?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();

@@ -157,6 +157,7 @@ fn report(
             .now(Some(clock.nanos))
             .given(given)
             .new(db);
+        crate::tables::refuse_crowded(db, set, deployment)?;
         let report = check_deployment(db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
         worst = worst.max(verdict);
@@ -197,6 +198,17 @@ fn report(
                 continue;
             }
             Format::Github => github::annotations(db, set, &report.documents, &group.documents, &report.findings),
+            Format::Table => {
+                let tables = grail_engine::db::table_deployment(db, set, deployment);
+                let mut text = match &group.name {
+                    Some(name) => format!("deployment `{name}` ({})\n", grail_workspace::FILE_NAME),
+                    None => String::new(),
+                };
+                text.push_str(&crate::tables::human(db, &report.documents, tables));
+                let shown: Vec<&str> = group.documents.iter().map(|d| d.path(db).as_str()).collect();
+                text.push_str(&render::summary_line(&shown, &report.findings));
+                text
+            }
             Format::Sarif => {
                 // One log for the whole command: a run per deployment.
                 sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
@@ -296,6 +308,15 @@ fn check_one(
             let read = attacher.attach(input.path, &ref_path);
             named.push((from, ref_path, read));
         }
+    }
+    if let Some(c) = grail_engine::check::crowded(policy, &inputs).first() {
+        let name = |i: u32| inputs.get(i as usize).map(|x| x.path).unwrap_or_default();
+        return Err(Fatal(format!(
+            "one check holds at most one `{}` document, and `{}` and `{}` are two",
+            c.kind,
+            name(c.first.0),
+            name(c.second.0)
+        )));
     }
     let files = attacher.into_files();
     let loaded_files: Vec<_> =

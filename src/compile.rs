@@ -40,6 +40,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 .now(Some(clock.nanos))
                 .given(given)
                 .new(&db);
+            crate::tables::refuse_crowded(&db, set, deployment)?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {

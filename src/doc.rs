@@ -130,6 +130,7 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
                 "[Matrices](#matrices)".into(),
                 "[Rules](#rules)".into(),
                 "[Admission questions](#questions)".into(),
+                "[Tables](#tables)".into(),
             ]),
         ],
     });
@@ -159,15 +160,19 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
                 rule.rule
             ),
         };
-        blocks.push(Block::List(vec![
+        let mut facts = vec![
             format!("Recognised as: {selector}."),
             format!(
                 "Rules name it `{}`{}.",
                 d.binder,
                 d.all_binder.as_ref().map(|a| format!(", and every document of the kind `{a}`")).unwrap_or_default()
             ),
-            format!("Declared at {}.", position(db, set, d.loc)),
-        ]));
+        ];
+        if d.at_most_one.is_some() {
+            facts.push("At most one per check: a second is a usage error (exit 2).".into());
+        }
+        facts.push(format!("Declared at {}.", position(db, set, d.loc)));
+        blocks.push(Block::List(facts));
         if let Some(r) = policy.records.get(d.record as usize) {
             blocks.push(fields_table(policy, r));
         }
@@ -350,6 +355,41 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
             level: 3,
             title: format!("`{}`", q.id),
             kind: "question",
+            blocks,
+        });
+    }
+
+    out.push(part("tables", "Tables", "What `grail check --format table` and `grail explain` show of the documents checked: a row per tuple of a table's `for` clauses, a cell per column. A table judges nothing and adds nothing up."));
+    for t in &policy.tables {
+        let mut blocks = docs_paragraphs(&t.docs);
+        let rows: Vec<String> = t
+            .clauses
+            .iter()
+            .filter_map(|c| match c {
+                grail_engine::hir::ClauseDef::For { names, domain, .. } => {
+                    Some(format!("each `{}` in `{}`", names.join(", "), domain.text))
+                }
+                _ => None,
+            })
+            .collect();
+        blocks.push(Block::Para(format!(
+            "A row for {}, named by `{}` (`{}`); its columns:",
+            rows.join(", and "),
+            t.row.name,
+            t.row.value.text
+        )));
+        blocks.push(Block::List(t.columns.iter().map(|c| format!("`{}`: `{}`", c.name, c.value.text)).collect()));
+        let detail = t
+            .detail
+            .as_ref()
+            .map(|d| format!("`grail explain` lists `{}` under each row. ", d.text))
+            .unwrap_or_default();
+        blocks.push(Block::Para(format!("{detail}Declared at {}.", position(db, set, t.loc))));
+        out.push(Entry {
+            anchor: format!("table-{}", t.id),
+            level: 3,
+            title: format!("`{}`", t.id),
+            kind: "table",
             blocks,
         });
     }

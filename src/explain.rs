@@ -38,8 +38,15 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .now(Some(clock.nanos))
         .given(given)
         .new(&db);
+    crate::tables::refuse_crowded(&db, set, deployment)?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
+    // The tables of the documents: each row's cells and what its `detail` lists.
+    let tables: &[grail_engine::table::Table] = if args.rule.is_none() && args.class.is_none() {
+        grail_engine::db::table_deployment(&db, set, deployment)
+    } else {
+        &[]
+    };
 
     let wanted = |f: &Finding| {
         args.rule.as_ref().is_none_or(|r| f.rule == *r)
@@ -67,6 +74,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let text = match args.format {
         Format::Human => {
             let mut text = cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            text.push_str(&crate::tables::explained(&db, &explained.documents, tables));
             if reads_now {
                 text.push_str(&clock.line());
             }
@@ -74,6 +82,9 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         }
         Format::Json => {
             let mut json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
+            if !tables.is_empty() {
+                json["tables"] = crate::tables::json(&db, &explained.documents, tables);
+            }
             if reads_now {
                 json["now"] = clock.json();
             }

@@ -25,6 +25,7 @@ mod junit;
 mod policy;
 mod render;
 mod sarif;
+mod tables;
 mod test;
 
 /// grail states and checks the guardrails of autonomous software delivery.
@@ -540,6 +541,9 @@ enum CheckFormat {
     Junit,
     /// GitHub Actions workflow commands: an annotation per FAIL (error) and UNKNOWN (warning).
     Github,
+    /// The policy's tables of the documents checked (a row per tuple, a cell
+    /// per column, as each `table` declares them), then the counts of findings.
+    Table,
 }
 
 /// `65536`, `64KiB`, `16MiB`, `1GiB` (also `K`, `M`, `G`, `KB`...: always powers of 1024).

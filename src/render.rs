@@ -359,3 +359,50 @@ pub fn workspace_error(path: &str, text: &str, e: &grail_engine::workspace_file:
     }
     render(diag, path, text)
 }
+
+/// Two documents that one check may not hold together (`at most one per
+/// deployment`): the second with its first line, the first named in help.
+pub fn crowded(db: &Database, set: PolicySet, docs: &[SourceText], c: &grail_engine::check::Crowded) -> String {
+    let name = |i: u32| docs.get(i as usize).map(|d| d.path(db).clone()).unwrap_or_default();
+    let at = |(i, span): (u32, grail_lang::ast::Span)| {
+        let text = docs.get(i as usize).map(|d| d.text(db).as_str()).unwrap_or_default();
+        let (line, column) = LineIndex::new(text).line_col(text, span.start);
+        format!("{}:{line}:{column}", name(i))
+    };
+    let (doc, span) = c.second;
+    let text = docs.get(doc as usize).map(|d| d.text(db).as_str()).unwrap_or_default();
+    let start = span.start.min(text.len());
+    let end = text[start..].find('\n').map_or(span.end.min(text.len()), |n| start + n).max(start);
+    let mut help = vec![
+        format!("the first `{}` document: {}", c.kind, at(c.first)),
+        "check each in a command of its own".to_string(),
+    ];
+    if let Some((p, l, col)) = policy_position(db, set, c.loc) {
+        help.push(format!("`at most one per deployment` is declared at {p}:{l}:{col}"));
+    }
+    let diag = MietteDiagnostic::new(format!(
+        "`{}` is a second `{}` document, after `{}`: one check holds at most one",
+        name(doc),
+        c.kind,
+        name(c.first.0)
+    ))
+    .with_code("usage")
+    .with_severity(miette::Severity::Error);
+    // A document on one long line (minified JSON) is named by its position, not printed.
+    if end - start > LONGEST_SHOWN_LINE {
+        help.insert(0, format!("the second: {}", at(c.second)));
+        let diag = diag.with_help(help.join("\n"));
+        let mut out = String::new();
+        if handler().render_report(&mut out, &diag).is_err() {
+            out = format!("{diag}\n");
+        }
+        return out;
+    }
+    let diag = diag
+        .with_label(labeled(grail_lang::ast::Span::new(start, end), text, Some(format!("a second `{}`", c.kind))))
+        .with_help(help.join("\n"));
+    render(diag, &name(doc), text)
+}
+
+/// The longest line of a document a usage error prints.
+const LONGEST_SHOWN_LINE: usize = 200;

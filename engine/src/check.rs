@@ -327,6 +327,39 @@ pub fn run(
 
 /// A document's kind and tree, or the finding that says why it has none;
 /// `Ok(None)` for a document with nothing to check.
+/// Two documents of a kind declared `at most one per deployment`, which one
+/// deployment may not hold together: a usage error of the caller's, not a
+/// finding about either document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Crowded {
+    /// The kind's name.
+    pub kind: String,
+    /// The first document of the kind and where its top level starts.
+    pub first: (u32, Span),
+    /// A later one.
+    pub second: (u32, Span),
+    /// The declaration `at most one per deployment`.
+    pub loc: crate::hir::Loc,
+}
+
+/// Every document after the first of a kind that allows at most one per
+/// deployment, paired with the first, in the order of the inputs.
+pub fn crowded(policy: &Policy, inputs: &[Input<'_>]) -> Vec<Crowded> {
+    let mut first: Vec<Option<(u32, Span)>> = vec![None; policy.documents.len()];
+    let mut out = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let Ok(Some((kind, node))) = parse(policy, i as u32, input) else { continue };
+        let def = &policy.documents[kind as usize];
+        let Some(loc) = def.at_most_one else { continue };
+        let here = (i as u32, node.span);
+        match first[kind as usize] {
+            None => first[kind as usize] = Some(here),
+            Some(f) => out.push(Crowded { kind: def.name.clone(), first: f, second: here, loc }),
+        }
+    }
+    out
+}
+
 fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
     if is_markdown(input.path) {
         let Some((kind, def)) =

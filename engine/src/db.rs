@@ -411,6 +411,30 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
     crate::question::decide(&compiled.policy, &run)
 }
 
+/// The documents of the deployment that one deployment may not hold
+/// together (`at most one per deployment`): the caller's usage error.
+#[salsa::tracked(returns(ref))]
+pub fn crowded_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<check::Crowded> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Vec::new();
+    }
+    let (_, inputs, _, _) = assemble(db, deployment);
+    check::crowded(&compiled.policy, &inputs)
+}
+
+/// The tables of the policy over a deployment (see [`crate::table`]).
+#[salsa::tracked(returns(ref))]
+pub fn table_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<crate::table::Table> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Vec::new();
+    }
+    let (_, inputs, attached, bindings) = assemble(db, deployment);
+    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
+    crate::table::tables(&compiled.policy, &run)
+}
+
 /// A deployment explained: the documents findings point into, and the explanation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explained {

@@ -35,6 +35,8 @@ pub struct Policy {
     pub layers: Vec<LayersDef>,
     /// Admission questions, evaluated after every rule.
     pub questions: Vec<QuestionDef>,
+    /// Tables of values read from documents, in declaration order.
+    pub tables: Vec<TableDef>,
     /// Whether a rule or a question reads `now()`, the time of the check (a
     /// report then says which time it was and where it came from).
     pub reads_now: bool,
@@ -456,6 +458,8 @@ pub struct DocumentDef {
     pub lines_into: Option<String>,
     pub checks: Checks,
     pub forbids: Vec<ForbidDef>,
+    /// `at most one per deployment`: where it is declared, if it is.
+    pub at_most_one: Option<Loc>,
     pub docs: Vec<String>,
     pub loc: Loc,
 }
@@ -479,6 +483,29 @@ pub struct QuestionDef {
     pub reads: Vec<DocKindId>,
     pub slots: u32,
     pub loc: Loc,
+}
+
+/// A table: a row per tuple of its `for` clauses (which, with `let`, are
+/// its only clauses), named by `row`, a cell per column.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub id: String,
+    pub docs: Vec<String>,
+    pub clauses: Vec<ClauseDef>,
+    pub row: ColumnExpr,
+    pub columns: Vec<ColumnExpr>,
+    /// The values listed under a row when it is explained.
+    pub detail: Option<Expr>,
+    pub reads: Vec<DocKindId>,
+    pub slots: u32,
+    pub loc: Loc,
+}
+
+/// A named column of a table and the expression of its cells.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnExpr {
+    pub name: String,
+    pub value: Expr,
 }
 
 /// A variable of a question and the request attribute it is.

@@ -21,6 +21,7 @@ pub mod lower;
 pub mod prebuilt;
 pub mod question;
 pub mod suggest;
+pub mod table;
 pub mod testing;
 pub mod time;
 pub mod url;

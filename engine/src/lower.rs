@@ -106,6 +106,10 @@ impl Lowerer {
                         self.declare_rule_id(&q.id, f as u32);
                         continue;
                     }
+                    ast::Item::Table(t) => {
+                        self.declare_rule_id(&t.id, f as u32);
+                        continue;
+                    }
                     ast::Item::Matrix(_) => {
                         matrices += 1;
                         Global::Matrix(matrices - 1)
@@ -736,6 +740,7 @@ impl Lowerer {
             lines_into,
             checks,
             forbids,
+            at_most_one: d.at_most_one.map(|span| Loc { file, span }),
             docs: d.docs.clone(),
             loc,
         });
@@ -1068,6 +1073,14 @@ impl Lowerer {
                 }
             }
         }
+        for (f, file) in files.iter().enumerate() {
+            for item in &file.items {
+                if let ast::Item::Table(t) = item {
+                    let table = RuleLowerer::new(self, files, f as u32).table(t);
+                    self.policy.tables.push(table);
+                }
+            }
+        }
         // Structural rule ids may not be taken by a `rule` too.
         let structural: Vec<(String, Loc)> = {
             let p = &self.policy;
@@ -1288,6 +1301,63 @@ impl<'a> RuleLowerer<'a> {
             loc: Loc { file: self.file, span: r.id.span },
         };
         (rule, self.after)
+    }
+
+    fn table(mut self, t: &ast::TableDecl) -> TableDef {
+        let errors_before = self.lw.diagnostics.len();
+        let mut clauses = Vec::new();
+        for clause in &t.clauses {
+            match clause {
+                ast::Clause::For { pattern, domain, filter, .. } => {
+                    let pattern_names = pattern.names();
+                    let label = doc_path(domain, &self.lw.binders);
+                    let (d, ty) = self.expr(domain);
+                    let pattern = self.bind(pattern, &ty, domain.span);
+                    let filter = filter.as_ref().map(|f| self.boolean(f));
+                    let names = pattern_names.iter().map(|n| n.text.clone()).collect();
+                    clauses.push(ClauseDef::For { pattern, names, domain: d, filter, label });
+                }
+                ast::Clause::Let { name, value, .. } => {
+                    let (v, ty) = self.expr(value);
+                    let slot = self.fresh();
+                    self.scope.push((name.text.clone(), slot, ty));
+                    clauses.push(ClauseDef::Let { slot, name: name.text.clone(), value: v });
+                }
+                // INVARIANT: the grammar gives a table only `for` and `let` clauses.
+                _ => {}
+            }
+        }
+        let column =
+            |lw: &mut Self, c: &ast::TableColumn| ColumnExpr { name: c.name.text.clone(), value: lw.expr(&c.value).0 };
+        let row = column(&mut self, &t.row);
+        let mut columns = Vec::new();
+        for c in &t.columns {
+            if c.name.text == t.row.name.text || columns.iter().any(|o: &ColumnExpr| o.name == c.name.text) {
+                self.lw.error(
+                    "duplicate-name",
+                    self.loc(c.name.span),
+                    format!("table `{}` has two columns named `{}`", t.id.text, c.name.text),
+                );
+            }
+            columns.push(column(&mut self, c));
+        }
+        let detail = t.detail.as_ref().map(|(e, _)| self.expr(e).0);
+        if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
+            self.lw
+                .error("reads-nothing", self.loc(t.id.span), format!("table `{}` reads no document", t.id.text))
+                .help = Some("a table shows values of documents: iterate over a kind's documents".into());
+        }
+        TableDef {
+            id: t.id.text.clone(),
+            docs: t.docs.clone(),
+            clauses,
+            row,
+            columns,
+            detail,
+            reads: self.reads,
+            slots: self.slots,
+            loc: Loc { file: self.file, span: t.id.span },
+        }
     }
 
     fn question(mut self, q: &ast::QuestionDecl) -> QuestionDef {

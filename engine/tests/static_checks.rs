@@ -470,3 +470,58 @@ rule a.b
 "#,
     );
 }
+
+#[test]
+fn a_table_with_two_columns_of_one_name() {
+    check(
+        r#"
+table t.items
+  for i in doc.items
+  row name = i.name
+  column size = i.size
+  column size = i.name
+         ^^^^ duplicate-name: table `t.items` has two columns named `size`
+"#,
+    );
+}
+
+#[test]
+fn a_table_id_is_a_rule_id() {
+    check(
+        r#"
+rule t.items
+  require present(doc.color) else fail "x"
+table t.items
+      ^^^^^^^ duplicate-rule: rule `t.items` is defined twice | help: every rule identifier names exactly one rule
+  for i in doc.items
+  row name = i.name
+  column size = i.size
+"#,
+    );
+}
+
+#[test]
+fn a_table_that_reads_no_document() {
+    check(
+        r#"
+table t.classes
+      ^^^^^^^^^ reads-nothing: table `t.classes` reads no document | help: a table shows values of documents: iterate over a kind's documents
+  for c in Class
+  row class = c
+  column force = table[c].force
+"#,
+    );
+}
+
+#[test]
+fn a_table_cell_is_type_checked() {
+    check(
+        r#"
+table t.items
+  for i in doc.items
+  row name = i.name
+  column size = i.weight
+                  ^^^^^^ unknown-name: `Item` has no field `weight`
+"#,
+    );
+}

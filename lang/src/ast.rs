@@ -62,6 +62,7 @@ pub enum Item {
     Rule(RuleDecl),
     Layers(LayersDecl),
     Question(QuestionDecl),
+    Table(TableDecl),
 }
 
 impl Item {
@@ -75,6 +76,7 @@ impl Item {
             Item::Rule(d) => d.span,
             Item::Layers(d) => d.span,
             Item::Question(d) => d.span,
+            Item::Table(d) => d.span,
         }
     }
 
@@ -89,6 +91,7 @@ impl Item {
             Item::Rule(d) => &d.id,
             Item::Layers(d) => &d.document,
             Item::Question(d) => &d.id,
+            Item::Table(d) => &d.id,
         }
     }
 }
@@ -215,6 +218,9 @@ pub struct DocumentDecl {
     pub selector: Selector,
     pub checks: Vec<CheckRule>,
     pub forbids: Vec<Forbid>,
+    /// `at most one per deployment`: a second document of the kind in one
+    /// deployment is a usage error.
+    pub at_most_one: Option<Span>,
     pub fields: Vec<Field>,
     /// `lines into FIELD`: the list a JSON Lines file's lines after its header fill.
     pub lines_into: Option<Name>,
@@ -342,6 +348,30 @@ pub struct QuestionVar {
     pub domain: Expr,
     pub side: RequestSide,
     pub attribute: Name,
+    pub span: Span,
+}
+
+/// `table ID for ... row NAME = EXPR column NAME = EXPR ... detail EXPR`:
+/// values read from documents, a row per tuple of its `for`s.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableDecl {
+    pub docs: Vec<String>,
+    pub id: Name,
+    /// `for` and `let` clauses, in order.
+    pub clauses: Vec<Clause>,
+    /// What names a row.
+    pub row: TableColumn,
+    pub columns: Vec<TableColumn>,
+    /// The values listed under a row when it is explained, and the span of the line.
+    pub detail: Option<(Expr, Span)>,
+    pub span: Span,
+}
+
+/// `column NAME = EXPR` (or `row NAME = EXPR`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableColumn {
+    pub name: Name,
+    pub value: Expr,
     pub span: Span,
 }
 

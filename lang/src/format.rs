@@ -366,6 +366,9 @@ impl<'a> Layout<'a> {
                     if let Some(into) = &d.lines_into {
                         members.push(Member::Line(into.span, format!("lines into {}", into.text)));
                     }
+                    if let Some(span) = d.at_most_one {
+                        members.push(Member::Line(span, "at most one per deployment".into()));
+                    }
                     self.body(open, d.span, |l| l.members(members));
                 }
                 Item::Matrix(d) => {
@@ -401,6 +404,24 @@ impl<'a> Layout<'a> {
                         self.push(STEP, text, var.span, Gap::Kept, self.lines.len());
                     }
                     self.guarded("allow", &d.allow, None, d.allow.span, Gap::Kept);
+                    let next = file.items.get(i + 1).map_or(self.text.len(), |n| n.span().start);
+                    self.pseudo(Kind::RuleEnd, next, STEP);
+                }
+                Item::Table(d) => {
+                    self.head(&d.docs, d.span, &d.id, format!("table {}", d.id.text), d.id.span.end, gap);
+                    for (k, clause) in d.clauses.iter().enumerate() {
+                        self.clause(clause, if k == 0 { Gap::Never } else { Gap::Kept });
+                    }
+                    let row_gap = if d.clauses.is_empty() { Gap::Never } else { Gap::Kept };
+                    for (k, c) in std::iter::once(&d.row).chain(&d.columns).enumerate() {
+                        let keyword = if k == 0 { "row" } else { "column" };
+                        let text = format!("{keyword} {} = {}", self.name(&c.name), self.printer.expr(&c.value));
+                        self.push(STEP, text, c.span, if k == 0 { row_gap } else { Gap::Kept }, self.lines.len());
+                    }
+                    if let Some((value, span)) = &d.detail {
+                        let text = format!("detail {}", self.printer.expr(value));
+                        self.push(STEP, text, *span, Gap::Kept, self.lines.len());
+                    }
                     let next = file.items.get(i + 1).map_or(self.text.len(), |n| n.span().start);
                     self.pseudo(Kind::RuleEnd, next, STEP);
                 }
@@ -911,6 +932,14 @@ rule pipe.long // after the id
         let formatted = format(MESSY).expect("parses");
         insta::assert_snapshot!(formatted);
         assert_eq!(format(&formatted).as_deref(), Ok(formatted.as_str()), "not idempotent");
+    }
+
+    #[test]
+    fn a_table_and_a_kind_held_once_are_formatted() {
+        check(
+            "document D as d where kind absent {\n at   most one  per deployment\n  a: int }\n/// Doc.\ntable t.x\nfor x in d.xs   if x.a > 1\n  let y = x.a\nrow \"the name\"=x.name // the key\ncolumn a= y\n  detail   x.items\n",
+            "document D as d where kind absent {\n  at most one per deployment\n  a: int\n}\n\n/// Doc.\ntable t.x\n  for x in d.xs if x.a > 1\n  let y = x.a\n  row \"the name\" = x.name // the key\n  column a = y\n  detail x.items\n",
+        );
     }
 
     #[test]

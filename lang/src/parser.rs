@@ -29,7 +29,8 @@ pub struct Parsed {
 }
 
 /// The words that start a top-level item. An item starts in column 0.
-pub const ITEM_KEYWORDS: [&str; 8] = ["enum", "record", "document", "matrix", "fn", "rule", "layers", "question"];
+pub const ITEM_KEYWORDS: [&str; 9] =
+    ["enum", "record", "document", "matrix", "fn", "rule", "layers", "question", "table"];
 
 /// Parses a whole file, recovering at every top-level item.
 pub fn parse(text: &str) -> Parsed {
@@ -360,6 +361,11 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::markdown_selector => "`in markdown after`",
         Rule::question_decl => "an item",
         Rule::question_var => "`for`",
+        Rule::table_decl => "an item",
+        Rule::table_row => "`row`",
+        Rule::table_column => "`column`",
+        Rule::table_detail => "`detail`",
+        Rule::at_most_one => "`at most one per deployment`",
         Rule::request_attr | Rule::request_side => "`principal.NAME` or `resource.NAME`",
         Rule::ref_type => "a type",
         Rule::EOI => "the end of the item",
@@ -432,6 +438,7 @@ impl Builder {
             Rule::fn_decl => Item::Fn(self.fn_decl(pair)),
             Rule::layers_decl => Item::Layers(self.layers_decl(pair)),
             Rule::question_decl => Item::Question(self.question_decl(pair)),
+            Rule::table_decl => Item::Table(self.table_decl(pair)),
             _ => Item::Rule(self.rule_decl(pair)),
         }
     }
@@ -541,6 +548,7 @@ impl Builder {
             selector,
             checks: vec![],
             forbids: vec![],
+            at_most_one: None,
             fields: vec![],
             lines_into: None,
             span,
@@ -557,6 +565,7 @@ impl Builder {
                     let rule = self.name(f.next().expect("rule id"));
                     decl.forbids.push(Forbid { key, rule, span });
                 }
+                Rule::at_most_one => decl.at_most_one = Some(self.span(&p)),
                 _ => decl.fields.push(self.field(p)),
             }
         }
@@ -710,6 +719,39 @@ impl Builder {
         }
         let allow = allow.expect("allow");
         QuestionDecl { docs, id, action, vars, allow, span }
+    }
+
+    fn table_decl(&self, pair: Pair<'_, Rule>) -> TableDecl {
+        let span = self.span(&pair);
+        let mut it = pair.into_inner().peekable();
+        let docs = self.docs(&mut it);
+        let id = self.name(it.next().expect("table id"));
+        let (mut clauses, mut row, mut columns, mut detail) = (vec![], None, vec![], None);
+        for p in it {
+            match p.as_rule() {
+                Rule::table_row | Rule::table_column => {
+                    let span = self.span(&p);
+                    let is_row = p.as_rule() == Rule::table_row;
+                    let mut c = p.into_inner();
+                    let name = self.name_or_string(c.next().expect("column name"));
+                    let value = self.expr(c.next().expect("column value"));
+                    let column = TableColumn { name, value, span };
+                    if is_row {
+                        row = Some(column);
+                    } else {
+                        columns.push(column);
+                    }
+                }
+                Rule::table_detail => {
+                    let span = self.span(&p);
+                    let value = self.expr(p.into_inner().next().expect("detail"));
+                    detail = Some((value, span));
+                }
+                _ => clauses.push(self.clause(p)),
+            }
+        }
+        let row = row.expect("row");
+        TableDecl { docs, id, clauses, row, columns, detail, span }
     }
 
     fn layers_decl(&self, pair: Pair<'_, Rule>) -> LayersDecl {

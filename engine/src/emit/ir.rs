@@ -12,7 +12,7 @@ use super::tree::Trees;
 
 use crate::hir::{
     CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, KeyCondDef, KeyTestDef,
-    LayersDef, MatrixDef, Policy, QuestionDef, RecordDef, RuleDef, SelectorDef, Template, TemplatePart, Ty,
+    LayersDef, MatrixDef, Policy, QuestionDef, RecordDef, RuleDef, SelectorDef, TableDef, Template, TemplatePart, Ty,
 };
 
 /// The version of the format; it grows when a change would mislead a reader of the previous one.
@@ -34,6 +34,7 @@ pub fn ir(policy: &Policy, name: &str) -> Value {
     out.insert("layers".into(), policy.layers.iter().map(|l| layers(policy, l)).collect());
     out.insert("rules".into(), policy.rules.iter().map(|r| rule(policy, r)).collect());
     out.insert("questions".into(), policy.questions.iter().map(|q| question(policy, q)).collect());
+    out.insert("tables".into(), policy.tables.iter().map(|t| table(policy, t)).collect());
     Value::Object(out)
 }
 
@@ -94,6 +95,7 @@ fn document(policy: &Policy, d: &DocumentDef) -> Value {
         "record": policy.records.get(d.record as usize).map(|r| r.name.clone()),
         "checks": checks(&d.checks),
         "forbids": forbids,
+        "at_most_one": d.at_most_one.is_some(),
         "docs": d.docs,
     })
 }
@@ -119,6 +121,17 @@ fn rule(policy: &Policy, r: &RuleDef) -> Value {
     let clauses: Vec<Value> = r.clauses.iter().map(|c| clause(&mut trees, c)).collect();
     let at = r.at.as_ref().map(|e| expr(&mut trees, e));
     json!({"id": r.id, "reads": reads, "clauses": clauses, "at": at, "docs": r.docs})
+}
+
+fn table(policy: &Policy, t: &TableDef) -> Value {
+    let reads: Vec<Value> = t.reads.iter().map(|k| doc_name(policy, *k)).collect();
+    let mut trees = Trees::new(policy, t.slots);
+    let clauses: Vec<Value> = t.clauses.iter().map(|c| clause(&mut trees, c)).collect();
+    let row = json!({"name": t.row.name, "value": expr(&mut trees, &t.row.value)});
+    let columns: Vec<Value> =
+        t.columns.iter().map(|c| json!({"name": c.name, "value": expr(&mut trees, &c.value)})).collect();
+    let detail = t.detail.as_ref().map(|e| expr(&mut trees, e));
+    json!({"id": t.id, "reads": reads, "clauses": clauses, "row": row, "columns": columns, "detail": detail, "docs": t.docs})
 }
 
 fn question(policy: &Policy, q: &QuestionDef) -> Value {

@@ -296,6 +296,9 @@ impl<'a> Resolver<'a> {
                     ast::Item::Question(q) => {
                         self.declare_symbol(Symbol::Rule(q.id.text.clone()), q.id.span, q.span, &q.docs);
                     }
+                    ast::Item::Table(t) => {
+                        self.declare_symbol(Symbol::Rule(t.id.text.clone()), t.id.span, t.span, &t.docs);
+                    }
                     ast::Item::Layers(l) => {
                         let document = l.document.text.clone();
                         self.owner = Some(Symbol::Record(document.clone()));
@@ -425,6 +428,37 @@ impl<'a> Resolver<'a> {
                         self.bind(&var.pattern, &ty, &mut scope);
                     }
                     self.expr(&q.allow, &mut scope);
+                    self.owner = None;
+                    continue;
+                }
+                if let ast::Item::Table(t) = item {
+                    self.file = f as u32;
+                    self.owner = Some(Symbol::Rule(t.id.text.clone()));
+                    let mut scope = Scope::new();
+                    for clause in &t.clauses {
+                        match clause {
+                            ast::Clause::For { pattern, domain, filter, .. } => {
+                                let ty = self.expr(domain, &mut scope);
+                                self.bind(pattern, &ty, &mut scope);
+                                if let Some(f) = filter {
+                                    self.expr(f, &mut scope);
+                                }
+                            }
+                            ast::Clause::Let { name, value, .. } => {
+                                let ty = self.expr(value, &mut scope);
+                                let loc = self.declare_local(name, Some(ty.clone()));
+                                scope.push((name.text.clone(), loc, ty));
+                            }
+                            // INVARIANT: the grammar gives a table only `for` and `let` clauses.
+                            _ => {}
+                        }
+                    }
+                    for c in std::iter::once(&t.row).chain(&t.columns) {
+                        self.expr(&c.value, &mut scope);
+                    }
+                    if let Some((detail, _)) = &t.detail {
+                        self.expr(detail, &mut scope);
+                    }
                     self.owner = None;
                     continue;
                 }
