@@ -38,26 +38,29 @@ pub struct Case {
     pub given: Vec<(String, String)>,
 }
 
-/// The attachments of a folder's `attach.bind` (`RECORDED=FILE` per line, split at the last `=`).
-pub fn folder_attachments(dir: &Path, root: &Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(dir.join("attach.bind")).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split('#').next()?.trim().rsplit_once('='))
-        .map(|(recorded, file)| {
-            let path = dir.join(file.trim());
-            (recorded.trim().to_string(), path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned())
-        })
-        .collect()
-}
-
 /// The bindings of a folder's `layers.bind` (`NAME=FILE` per line, as a fixture folder writes them).
 pub fn folder_layers(dir: &Path, root: &Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(dir.join("layers.bind")).unwrap_or_default();
+    folder_bind(dir, root, "layers.bind", str::split_once)
+}
+
+/// The attachments of a folder's `attach.bind` (`RECORDED=FILE` per line, split at the last `=`).
+pub fn folder_attachments(dir: &Path, root: &Path) -> Vec<(String, String)> {
+    folder_bind(dir, root, "attach.bind", str::rsplit_once)
+}
+
+/// The `NAME=FILE` lines of a folder's manifest, each FILE relative to the root.
+fn folder_bind(
+    dir: &Path,
+    root: &Path,
+    manifest: &str,
+    split: fn(&str, char) -> Option<(&str, &str)>,
+) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join(manifest)).unwrap_or_default();
     text.lines()
-        .filter_map(|l| l.split('#').next()?.trim().split_once('='))
-        .map(|(layer, file)| {
+        .filter_map(|l| split(l.split('#').next()?.trim(), '='))
+        .map(|(name, file)| {
             let path = dir.join(file.trim());
-            (layer.trim().to_string(), path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned())
+            (name.trim().to_string(), path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned())
         })
         .collect()
 }

@@ -1233,25 +1233,14 @@ impl<'a> RuleLowerer<'a> {
             }
             match clause {
                 ast::Clause::For { pattern, domain, filter, .. } => {
-                    let pattern_names = pattern.names();
-                    let label = doc_path(domain, &self.lw.binders);
-                    let (d, ty) = self.expr(domain);
-                    let pattern = self.bind(pattern, &ty, domain.span);
-                    let filter = filter.as_ref().map(|f| self.boolean(f));
-                    let names = pattern_names.iter().map(|n| n.text.clone()).collect();
-                    clauses.push(ClauseDef::For { pattern, names, domain: d, filter, label });
+                    clauses.push(self.for_clause(pattern, domain, filter.as_ref()))
                 }
                 ast::Clause::When { guard, reason, .. } => {
                     let guard = self.boolean(guard);
                     let reason = reason.as_ref().map(|t| self.template(t));
                     clauses.push(ClauseDef::When { guard, reason });
                 }
-                ast::Clause::Let { name, value, .. } => {
-                    let (v, ty) = self.expr(value);
-                    let slot = self.fresh();
-                    self.scope.push((name.text.clone(), slot, ty));
-                    clauses.push(ClauseDef::Let { slot, name: name.text.clone(), value: v });
-                }
+                ast::Clause::Let { name, value, .. } => clauses.push(self.let_clause(name, value)),
                 ast::Clause::Require { check, outcome, message, span } => {
                     if required {
                         self.lw.error("clause-order", self.loc(*span), "a rule has exactly one `require`");
@@ -1303,26 +1292,34 @@ impl<'a> RuleLowerer<'a> {
         (rule, self.after)
     }
 
+    /// `for PATTERN in DOMAIN [if FILTER]`, in a rule or a table: the pattern's names bound from here on.
+    fn for_clause(&mut self, pattern: &ast::Pattern, domain: &ast::Expr, filter: Option<&ast::Expr>) -> ClauseDef {
+        let pattern_names = pattern.names();
+        let label = doc_path(domain, &self.lw.binders);
+        let (d, ty) = self.expr(domain);
+        let pattern = self.bind(pattern, &ty, domain.span);
+        let filter = filter.map(|f| self.boolean(f));
+        let names = pattern_names.iter().map(|n| n.text.clone()).collect();
+        ClauseDef::For { pattern, names, domain: d, filter, label }
+    }
+
+    /// `let NAME = VALUE`, in a rule or a table: the name bound from here on.
+    fn let_clause(&mut self, name: &ast::Name, value: &ast::Expr) -> ClauseDef {
+        let (v, ty) = self.expr(value);
+        let slot = self.fresh();
+        self.scope.push((name.text.clone(), slot, ty));
+        ClauseDef::Let { slot, name: name.text.clone(), value: v }
+    }
+
     fn table(mut self, t: &ast::TableDecl) -> TableDef {
         let errors_before = self.lw.diagnostics.len();
         let mut clauses = Vec::new();
         for clause in &t.clauses {
             match clause {
                 ast::Clause::For { pattern, domain, filter, .. } => {
-                    let pattern_names = pattern.names();
-                    let label = doc_path(domain, &self.lw.binders);
-                    let (d, ty) = self.expr(domain);
-                    let pattern = self.bind(pattern, &ty, domain.span);
-                    let filter = filter.as_ref().map(|f| self.boolean(f));
-                    let names = pattern_names.iter().map(|n| n.text.clone()).collect();
-                    clauses.push(ClauseDef::For { pattern, names, domain: d, filter, label });
+                    clauses.push(self.for_clause(pattern, domain, filter.as_ref()))
                 }
-                ast::Clause::Let { name, value, .. } => {
-                    let (v, ty) = self.expr(value);
-                    let slot = self.fresh();
-                    self.scope.push((name.text.clone(), slot, ty));
-                    clauses.push(ClauseDef::Let { slot, name: name.text.clone(), value: v });
-                }
+                ast::Clause::Let { name, value, .. } => clauses.push(self.let_clause(name, value)),
                 // INVARIANT: the grammar gives a table only `for` and `let` clauses.
                 _ => {}
             }

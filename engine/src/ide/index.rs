@@ -436,22 +436,7 @@ impl<'a> Resolver<'a> {
                     self.owner = Some(Symbol::Rule(t.id.text.clone()));
                     let mut scope = Scope::new();
                     for clause in &t.clauses {
-                        match clause {
-                            ast::Clause::For { pattern, domain, filter, .. } => {
-                                let ty = self.expr(domain, &mut scope);
-                                self.bind(pattern, &ty, &mut scope);
-                                if let Some(f) = filter {
-                                    self.expr(f, &mut scope);
-                                }
-                            }
-                            ast::Clause::Let { name, value, .. } => {
-                                let ty = self.expr(value, &mut scope);
-                                let loc = self.declare_local(name, Some(ty.clone()));
-                                scope.push((name.text.clone(), loc, ty));
-                            }
-                            // INVARIANT: the grammar gives a table only `for` and `let` clauses.
-                            _ => {}
-                        }
+                        self.clause(clause, &mut scope);
                     }
                     for c in std::iter::once(&t.row).chain(&t.columns) {
                         self.expr(&c.value, &mut scope);
@@ -467,40 +452,45 @@ impl<'a> Resolver<'a> {
                 self.owner = Some(Symbol::Rule(rule.id.text.clone()));
                 let mut scope = Scope::new();
                 for clause in &rule.clauses {
-                    match clause {
-                        ast::Clause::For { pattern, domain, filter, .. } => {
-                            let ty = self.expr(domain, &mut scope);
-                            self.bind(pattern, &ty, &mut scope);
-                            if let Some(f) = filter {
-                                self.expr(f, &mut scope);
-                            }
-                        }
-                        ast::Clause::When { guard, reason, .. } => {
-                            self.expr(guard, &mut scope);
-                            if let Some(t) = reason {
-                                self.template(t, &mut scope);
-                            }
-                        }
-                        ast::Clause::Let { name, value, .. } => {
-                            let ty = self.expr(value, &mut scope);
-                            let loc = self.declare_local(name, Some(ty.clone()));
-                            scope.push((name.text.clone(), loc, ty));
-                        }
-                        ast::Clause::Require { check, message, .. } => {
-                            self.witnesses = Some(Scope::new());
-                            self.expr(check, &mut scope);
-                            let witnesses = self.witnesses.take().unwrap_or_default();
-                            let depth = scope.len();
-                            scope.extend(witnesses);
-                            self.template(message, &mut scope);
-                            scope.truncate(depth);
-                        }
-                        ast::Clause::At { location, .. } => {
-                            self.expr(location, &mut scope);
-                        }
-                    }
+                    self.clause(clause, &mut scope);
                 }
                 self.owner = None;
+            }
+        }
+    }
+
+    /// The names a clause of a rule or a table resolves and binds.
+    fn clause(&mut self, clause: &ast::Clause, scope: &mut Scope) {
+        match clause {
+            ast::Clause::For { pattern, domain, filter, .. } => {
+                let ty = self.expr(domain, scope);
+                self.bind(pattern, &ty, scope);
+                if let Some(f) = filter {
+                    self.expr(f, scope);
+                }
+            }
+            ast::Clause::When { guard, reason, .. } => {
+                self.expr(guard, scope);
+                if let Some(t) = reason {
+                    self.template(t, scope);
+                }
+            }
+            ast::Clause::Let { name, value, .. } => {
+                let ty = self.expr(value, scope);
+                let loc = self.declare_local(name, Some(ty.clone()));
+                scope.push((name.text.clone(), loc, ty));
+            }
+            ast::Clause::Require { check, message, .. } => {
+                self.witnesses = Some(Scope::new());
+                self.expr(check, scope);
+                let witnesses = self.witnesses.take().unwrap_or_default();
+                let depth = scope.len();
+                scope.extend(witnesses);
+                self.template(message, scope);
+                scope.truncate(depth);
+            }
+            ast::Clause::At { location, .. } => {
+                self.expr(location, scope);
             }
         }
     }
