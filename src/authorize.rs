@@ -101,7 +101,12 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(&db, set, &named.documents);
     let given = crate::documents::given(&db, &args.attach, crate::documents::DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).given(given).new(&db);
+    let clock = crate::Clock::of(args.now);
+    let deployment = Deployment::builder(named.documents, attached)
+        .bindings(named.bindings)
+        .now(Some(clock.nanos))
+        .given(given)
+        .new(&db);
     crate::tables::refuse_crowded(&db, set, deployment)?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
@@ -163,6 +168,9 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             for r in &reasons {
                 let _ = writeln!(out, "  {r}");
             }
+            if report.now_read {
+                out.push_str(&clock.line());
+            }
             out
         }
         Format::Json => {
@@ -173,7 +181,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
                     .map(|(_, a, v)| (a.clone(), json!(v)))
                     .collect::<serde_json::Map<_, _>>()
             };
-            let value = json!({
+            let mut value = json!({
                 "decision": if allowed { "allow" } else { "deny" },
                 "action": args.action,
                 "principal": attrs(RequestSide::Principal),
@@ -181,6 +189,9 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
                 "permitted_by": permitted_by,
                 "reasons": reasons,
             });
+            if report.now_read {
+                value["now"] = clock.json();
+            }
             format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
         }
     };

@@ -140,7 +140,6 @@ fn report(
     shipped: bool,
     clock: &crate::Clock,
 ) -> Result<ExitCode, Fatal> {
-    let reads_now = grail_engine::db::compile_policy(db, set).policy.reads_now;
     let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(db).clone()).unwrap_or_default();
     let mut worst = Outcome::Pass;
     let mut stdout = std::io::stdout().lock();
@@ -171,7 +170,7 @@ fn report(
                     render::human(db, set, &report.documents, &group.documents, &report.findings, args.verbose);
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
                 text.push_str(&body);
-                if reads_now {
+                if report.now_read {
                     text.push_str(&clock.line());
                 }
                 text
@@ -179,7 +178,7 @@ fn report(
             Format::Json => {
                 let mut json = render::json(db, set, &report.documents, &report.findings);
                 json["layers"] = layers_json(&report.layers, |i| path_of(&report.documents, i));
-                if reads_now {
+                if report.now_read {
                     json["now"] = clock.json();
                 }
                 if one_line_each {
@@ -346,13 +345,13 @@ fn check_one(
     let path_of = |i: u32| docs.path(i).unwrap_or_default().to_string();
     let text = match args.format {
         Format::Json => {
-            let now = policy.reads_now.then(|| clock.json());
+            let now = run.now_read.then(|| clock.json());
             render::json_line(policy_texts, &docs, &findings, &source.path, layers_json(&run.layers, path_of), now)
         }
         _ => {
             let mut text = render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose);
             with_layers(&mut text, &run.layers, path_of);
-            if policy.reads_now {
+            if run.now_read {
                 text.push_str(&clock.line());
             }
             text

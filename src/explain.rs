@@ -70,7 +70,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .collect();
     let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
 
-    let reads_now = cx.compiled.policy.reads_now;
+    let reads_now = e.now_read;
     let text = match args.format {
         Format::Human => {
             let mut text = cx.human(&shown, &e.findings, &findings, &cells, &e.answers, &keys, args.verbose);

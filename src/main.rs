@@ -277,6 +277,11 @@ struct AuthorizeArgs {
     /// Deny everything when the check has an UNKNOWN, as `compile --deny-unknown` refuses to compile.
     #[arg(long)]
     deny_unknown: bool,
+    /// The time of the check that `now()` reads, in RFC 3339
+    /// (`2026-08-11T09:00:00Z`), as `compile --now` takes it; without it, the
+    /// machine's clock. The answer says which when an outcome read it.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
     /// How to print the answer.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -454,9 +459,10 @@ struct TestArgs {
     /// List every case, not only the failing ones.
     #[arg(long, short)]
     verbose: bool,
-    /// The time of the check that `now()` reads, in RFC 3339
-    /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
-    /// says which.
+    /// The time of the check that `now()` reads in every case that does not
+    /// state its own (a folder case's `now.bind`), in RFC 3339
+    /// (`2026-08-11T09:00:00Z`); without either, `now()` is missing evidence
+    /// (never the machine's clock).
     #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
     now: Option<i128>,
 }

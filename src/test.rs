@@ -19,8 +19,9 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
         Some(dir) => read_fixtures(dir)?,
     };
     let files: Vec<File<'_>> = owned.iter().map(|(path, text)| File { path, text }).collect();
-    let clock = crate::Clock::of(args.now);
-    let report = testing::run(&compiled.policy, &rules, &files, Some(clock.nanos));
+    // Never the machine's clock: a case states its time, or `--now` gives one
+    // to every case, or `now()` is missing evidence (so an outcome is the same on every run).
+    let report = testing::run(&compiled.policy, &rules, &files, args.now);
 
     let mut out = String::new();
     for r in &report.results {
@@ -59,7 +60,17 @@ pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
     let passed = report.results.iter().filter(|r| r.problem.is_none()).count();
     out.push_str(&format!("{passed} passed, {failed} failed\n"));
     if compiled.policy.reads_now {
-        out.push_str(&clock.line());
+        out.push_str(&match args.now {
+            Some(now) => format!(
+                "time of the check: {} (--now), unless a case states its own ({})\n",
+                grail_engine::time::show_instant(now),
+                testing::NOW_FILE
+            ),
+            None => format!(
+                "time of the check: the one a case states ({}); without it, now() is missing evidence\n",
+                testing::NOW_FILE
+            ),
+        });
     }
     print!("{out}");
     Ok(if failed > 0 || (args.coverage && !uncovered.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })

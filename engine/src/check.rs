@@ -97,6 +97,9 @@ pub struct Run {
     pub layers: Vec<DocLayer>,
     /// The time of the check the rules read (see [`check_with`]).
     pub now: Option<i128>,
+    /// Whether some rule evaluated `now()`: an outcome may depend on the time
+    /// of the check, so the report states it.
+    pub now_read: bool,
     /// The files the invocation attached under recorded paths (see [`GIVEN`]).
     pub given: Vec<crate::eval::Given>,
 }
@@ -311,7 +314,7 @@ pub fn run(
             },
         })
         .collect();
-    let roots = Roots { single: &single, all: &all, layers: &layer_names, now, given: &given };
+    let roots = Roots { single: &single, all: &all, layers: &layer_names, now, given: &given, now_read: Default::default() };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
@@ -322,7 +325,8 @@ pub fn run(
     let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
     keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
     let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
-    Run { findings, single, all, layers: layer_names, now, given }
+    let now_read = roots.now_read.get();
+    Run { findings, single, all, layers: layer_names, now, now_read, given }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

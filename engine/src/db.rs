@@ -326,6 +326,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// The layer each document of a layered kind was checked as, and how it was bound.
     pub layers: Vec<crate::layers::DocLayer>,
+    /// Whether some rule evaluated `now()` (see [`check::Run::now_read`]).
+    pub now_read: bool,
 }
 
 /// The inputs and attachments of a deployment, as the checker takes them.
@@ -382,10 +384,10 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     let compiled = compile_policy(db, set);
     let (documents, inputs, attached, bindings) = assemble(db, deployment);
     if compiled.has_errors() {
-        return Report { documents, findings: Vec::new(), layers: Vec::new() };
+        return Report { documents, findings: Vec::new(), layers: Vec::new(), now_read: false };
     }
     let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
-    Report { documents, findings: run.findings, layers: run.layers }
+    Report { documents, findings: run.findings, layers: run.layers, now_read: run.now_read }
 }
 
 /// A deployment checked, with the documents rules read (typed values) and

@@ -24,6 +24,8 @@ pub struct Roots<'a> {
     pub now: Option<i128>,
     /// The files the invocation attached under recorded paths (`attached(p)`).
     pub given: &'a [Given],
+    /// Set when some rule evaluated `now()`: the report then states the time of the check.
+    pub now_read: std::cell::Cell<bool>,
 }
 
 /// A file the invocation attached under the path a document records
@@ -91,6 +93,7 @@ pub fn evaluate_rule_within(
             fuel,
             exhausted: false,
             now: roots.now,
+            now_read: false,
             given: roots.given,
         };
         let root_span = subject.origin.document_span();
@@ -105,6 +108,9 @@ pub fn evaluate_rule_within(
         };
         walk.clauses(&mut ev, 0);
         fuel = ev.fuel;
+        if ev.now_read {
+            roots.now_read.set(true);
+        }
         if ev.exhausted {
             walk.out.push(Finding {
                 rule: rule.id.clone(),
@@ -430,6 +436,8 @@ pub struct Evaluator<'a> {
     pub exhausted: bool,
     /// The time of the check (see [`Roots::now`]).
     pub now: Option<i128>,
+    /// Whether `now()` was evaluated (see [`Roots::now_read`]).
+    pub now_read: bool,
     /// The files the invocation attached (see [`Roots::given`]).
     pub given: &'a [Given],
 }
@@ -1033,10 +1041,13 @@ impl<'a> Evaluator<'a> {
                     false => Val::unknown(),
                 })
             }
-            ExprKind::Now => match self.now {
-                Some(t) => Val::computed(V::Time(t)),
-                None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
-            },
+            ExprKind::Now => {
+                self.now_read = true;
+                match self.now {
+                    Some(t) => Val::computed(V::Time(t)),
+                    None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
+                }
+            }
             ExprKind::DurationOf(unit, n) => {
                 let v = self.eval(n);
                 match &v.kind {

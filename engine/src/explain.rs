@@ -23,6 +23,8 @@ pub struct Explanation {
     /// The answers of the questions about the documents checked, each with
     /// the values its `allow` read.
     pub answers: Vec<(Decision, Vec<Read>)>,
+    /// Whether some rule evaluated `now()` (see [`check::Run::now_read`]).
+    pub now_read: bool,
 }
 
 /// One cell of the effective state, e.g. `merge_policy` of `C3`.
@@ -73,7 +75,7 @@ pub fn explain_with(
         cells.extend(cells_of(policy, record, root, &run.findings));
     }
     let answers = crate::question::decide_traced(policy, &run);
-    Explanation { findings: run.findings, cells, layers: run.layers, answers }
+    Explanation { findings: run.findings, cells, layers: run.layers, answers, now_read: run.now_read }
 }
 
 /// The cells of a document: every top-level map keyed by an enumeration,

@@ -49,6 +49,7 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
             now: run.now,
+            now_read: false,
             given: &run.given,
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);

@@ -57,6 +57,7 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
             now: run.now,
+            now_read: false,
             given: &run.given,
         };
         let mut rows = Vec::new();

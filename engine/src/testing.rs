@@ -14,6 +14,12 @@
 //! relative to the folder, `#` starting a comment. A document it does not
 //! name is unbound, as on the command line. The file is not a document, and
 //! it counts in the twins' distance like any other file of the case.
+//!
+//! A folder case states the time of the check that `now()` reads, as `--now`
+//! does, with a file [`NOW_FILE`] (`now.bind`): one RFC 3339 date-time, `#`
+//! starting a comment. It wins over the time `grail test --now` gives every
+//! case; a case with neither reads `now()` as missing evidence (never the
+//! machine's clock, so a case's outcome is the same on every run).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +35,9 @@ pub const LAYERS_FILE: &str = "layers.bind";
 /// `--attach` does: one `RECORDED=FILE` per line (split at the last `=`).
 /// The files it names are not documents.
 pub const ATTACH_FILE: &str = "attach.bind";
+/// The file of a folder case that states the time of the check, as `--now`
+/// does: one RFC 3339 date-time. It is not a document.
+pub const NOW_FILE: &str = "now.bind";
 
 /// A file of the policy's folder: its path relative to the folder, and its text.
 pub struct File<'a> {
@@ -119,7 +128,8 @@ pub fn discover(files: &[File<'_>]) -> Vec<Case> {
 }
 
 /// Runs every case against the policy and measures coverage of `rules`;
-/// `now()` reads `now` (nanoseconds since the epoch, see [`check::check_at`]).
+/// `now()` reads a case's [`NOW_FILE`], else `now` (nanoseconds since the
+/// epoch, see [`check::check_with`]), else is missing evidence.
 pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i128>) -> TestReport {
     let cases = discover(files);
     let mut report = TestReport::default();
@@ -256,16 +266,41 @@ fn case_bindings(case: &Case, files: &[File<'_>], manifest_name: &str) -> Result
     Ok(out)
 }
 
+/// The time of the check a folder case states in its [`NOW_FILE`], if it has one.
+fn case_now(case: &Case, files: &[File<'_>]) -> Result<Option<i128>, String> {
+    let Some(manifest) = case.files.iter().find(|p| p.rsplit('/').next() == Some(NOW_FILE)) else {
+        return Ok(None);
+    };
+    let text = file(files, manifest).map_or("", |f| f.text);
+    let mut lines =
+        text.lines().enumerate().map(|(n, l)| (n, l.split('#').next().unwrap_or("").trim())).filter(|(_, l)| !l.is_empty());
+    let Some((n, line)) = lines.next() else {
+        return Err(format!("{manifest}: states no time; write one RFC 3339 date-time such as `2026-08-11T09:00:00Z`"));
+    };
+    if let Some((m, _)) = lines.next() {
+        return Err(format!("{manifest}:{}: a second time; the file states one", m + 1));
+    }
+    match crate::time::rfc3339_nanos(line) {
+        Some(t) => Ok(Some(t)),
+        None => Err(format!(
+            "{manifest}:{}: `{line}` is not an RFC 3339 date-time; write one such as `2026-08-11T09:00:00Z`",
+            n + 1
+        )),
+    }
+}
+
 /// Checks a case's documents as one deployment, with the files they name
-/// attached and the layers its [`LAYERS_FILE`] binds, at time `now`; `Err` when that file is
-/// not well formed.
+/// attached and the layers its [`LAYERS_FILE`] binds, at the time its
+/// [`NOW_FILE`] states, else at `now`; `Err` when one of those files is not
+/// well formed.
 pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Result<Vec<Finding>, String> {
     let binds = case_bindings(case, files, LAYERS_FILE)?;
     let given = case_bindings(case, files, ATTACH_FILE)?;
+    let now = case_now(case, files)?.or(now);
     let members: Vec<&File<'_>> = case
         .files
         .iter()
-        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE)))
+        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | NOW_FILE)))
         .filter(|p| !given.iter().any(|(_, g)| g == *p))
         .filter_map(|p| file(files, p))
         .collect();

@@ -165,6 +165,7 @@ impl Cx<'_> {
             fuel: crate::eval::MAX_STEPS_PER_RULE,
             exhausted: false,
             now: None,
+            now_read: false,
             given: &run.given,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
