@@ -476,6 +476,8 @@ fn example(cases: &[testing::Case], fixtures: &[(String, String)], rule: &str) -
         let lang = match path.rsplit_once('.').map(|(_, e)| e) {
             Some("json") => "json",
             Some("md") => "markdown",
+            // `layers.bind`, `attach.bind`, `now.bind`: lines of the invocation, not YAML.
+            Some("bind") => "text",
             _ => "yaml",
         };
         if fail.files.len() > 1 {

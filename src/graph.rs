@@ -64,7 +64,8 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let compiled = policy::compile(&db, set)?;
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(&db, set, &named.documents);
-    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).new(&db);
+    let now = crate::Clock::of(args.now).nanos;
+    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
     crate::tables::refuse_crowded(&db, set, deployment)?;
     let Some(run) = run_deployment(&db, set, deployment) else {
         return Err(Fatal("the policy does not compile".into()));

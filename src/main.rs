@@ -302,6 +302,11 @@ struct GraphArgs {
     /// (repeatable; see `check --layer`).
     #[arg(long = "layer", value_name = "NAME=FILE", value_parser = documents::parse_layer)]
     layers: Vec<documents::LayerArg>,
+    /// The time of the check that `now()` reads for the findings drawn, in
+    /// RFC 3339 (`2026-08-11T09:00:00Z`), as `check --now` takes it; without
+    /// it, the machine's clock.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<i128>,
     /// How to draw it.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     format: GraphFormat,

@@ -168,9 +168,118 @@ fn the_time_of_the_check_is_given_or_the_clock_and_the_report_says_which() {
     // The clock of this machine is long past 2026-08-12.
     let clock = grail(&["check", "--policy", "tests/policies/clock", "tests/inputs/grants.yaml"]);
     assert!(clock.contains(" (the clock)\n"), "{clock}");
-    // A policy that never reads the time says nothing of it.
+    // A check whose rules never evaluate `now()` (no probed surface) says nothing of the time.
     let shipped = grail(&["check", "--now", "2026-08-12T08:00:00Z", "examples/bindings/good.yaml"]);
     assert!(!shipped.contains("time of the check"), "{shipped}");
+}
+
+#[test]
+fn a_probe_transcript_is_stale_more_than_62_days_after_its_capture() {
+    // examples/org's transcripts were captured on 2026-08-11 (09:00 and 09:30).
+    let check = |now: &str| {
+        grail(&[
+            "check",
+            "--now",
+            now,
+            "--layer",
+            "security=examples/org/security.yaml",
+            "--layer",
+            "operator=examples/org/operator.yaml",
+            "--layer",
+            "repo=examples/org/repo.yaml",
+        ])
+    };
+    let fresh = check("2026-10-12T09:00:00Z");
+    assert!(fresh.contains("time of the check: 2026-10-12T09:00:00Z (--now)\n"), "{fresh}");
+    assert!(!fresh.contains("probe.stale"), "{fresh}");
+    let stale = check("2026-10-12T09:00:00.000000001Z");
+    assert!(stale.contains("probe.stale\n"), "{stale}");
+    assert!(stale.contains("the probe of `ci-pool-a` has `captured_at` `2026-08-11T09:00:00Z`"), "{stale}");
+    // ci-pool-a's probe is stale, so no surface proves C1 to C3 either.
+    assert!(stale.contains("C2 may be dispatched without a human, but no surface is proven"), "{stale}");
+    let early = check("2026-08-11T08:59:59Z");
+    assert!(early.contains("probe.stale\n"), "{early}");
+    // The admission question reads the same time: stale evidence admits nothing.
+    let ask = |now: &str| {
+        grail(&[
+            "authorize",
+            "--action",
+            "dispatch",
+            "--resource",
+            "work_class=C2",
+            "--resource",
+            "surface=ci-pool-a",
+            "--layer",
+            "security=examples/org/security.yaml",
+            "--now",
+            now,
+        ])
+    };
+    let allowed = ask("2026-08-20T00:00:00Z");
+    assert!(allowed.starts_with("exit: 0"), "{allowed}");
+    assert!(allowed.contains("time of the check: 2026-08-20T00:00:00Z (--now)\n"), "{allowed}");
+    let denied = ask("2026-10-13T09:00:00Z");
+    assert!(denied.starts_with("exit: 1"), "{denied}");
+}
+
+/// A scratch policy folder: `tests/policies/clock` with one fixture pair of
+/// `grant.live` (the grant expires at 2026-08-12T09:00:00Z), each case a
+/// folder with `log.yaml` and, when given, its `now.bind`.
+fn clock_policy(name: &str, fail_now: Option<&str>, pass_now: Option<&str>) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("now-bind-{name}"));
+    let _ = std::fs::remove_dir_all(&root);
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/policies/clock/clock.grail");
+    std::fs::create_dir_all(&root).expect("a scratch folder");
+    std::fs::copy(source, root.join("clock.grail")).expect("copy the policy");
+    for (case, now) in [("fail", fail_now), ("pass", pass_now)] {
+        let dir = root.join("tests/grant.live").join(case);
+        std::fs::create_dir_all(&dir).expect("a case folder");
+        std::fs::write(dir.join("log.yaml"), "grants:\n  - {id: G-1, expires_at: \"2026-08-12T09:00:00Z\"}\n")
+            .expect("write the case");
+        if let Some(now) = now {
+            std::fs::write(dir.join("now.bind"), format!("{now}\n")).expect("write now.bind");
+        }
+    }
+    root
+}
+
+#[test]
+fn a_test_case_states_its_time_of_the_check_and_it_wins_over_now() {
+    let both = clock_policy("both", Some("2026-08-12T09:00:00Z"), Some("2026-08-12T08:59:59Z"));
+    let policy = both.to_str().expect("a UTF-8 path");
+    let out = grail(&["test", "--policy", policy]);
+    assert!(out.starts_with("exit: 0"), "{out}");
+    assert!(out.contains("2 passed, 0 failed\n"), "{out}");
+    assert!(out.contains("time of the check: the one a case states (now.bind)"), "{out}");
+    // Each case's own time wins over the one `--now` gives (at which the pass case would fail).
+    let given = grail(&["test", "--policy", policy, "--now", "2027-01-01T00:00:00Z"]);
+    assert!(given.starts_with("exit: 0"), "{given}");
+    assert!(given.contains("time of the check: 2027-01-01T00:00:00Z (--now), unless a case states its own"), "{given}");
+}
+
+#[test]
+fn a_test_case_without_a_time_reads_now_as_missing_evidence_never_the_clock() {
+    let untimed = clock_policy("untimed", Some("2026-08-12T09:00:00Z"), None);
+    let policy = untimed.to_str().expect("a UTF-8 path");
+    // The pass case needs the time: without one it is UNKNOWN, so it does not pass.
+    let out = grail(&["test", "--policy", policy]);
+    assert!(out.starts_with("exit: 1"), "{out}");
+    assert!(out.contains("FAIL tests/grant.live/pass: expected grant.live to pass, got unknown"), "{out}");
+    assert!(out.contains("now() (the time of the check was not given)"), "{out}");
+    // `--now` gives the time to the case that states none.
+    let given = grail(&["test", "--policy", policy, "--now", "2026-08-12T00:00:00Z"]);
+    assert!(given.starts_with("exit: 0"), "{given}");
+    let late = grail(&["test", "--policy", policy, "--now", "2026-08-12T09:00:00Z"]);
+    assert!(late.contains("FAIL tests/grant.live/pass: expected grant.live to pass, got fail"), "{late}");
+}
+
+#[test]
+fn a_now_bind_that_is_not_one_rfc3339_time_is_a_problem_of_the_case() {
+    let bad = clock_policy("bad", Some("2026-08-12 09:00"), Some("2026-08-12T08:59:59Z\n2026-08-12T08:59:58Z"));
+    let out = grail(&["test", "--policy", bad.to_str().expect("a UTF-8 path")]);
+    assert!(out.starts_with("exit: 1"), "{out}");
+    assert!(out.contains("now.bind:1: `2026-08-12 09:00` is not an RFC 3339 date-time"), "{out}");
+    assert!(out.contains("now.bind:2: a second time; the file states one"), "{out}");
 }
 
 #[test]
@@ -183,7 +292,7 @@ fn a_time_of_the_check_that_is_not_rfc3339_is_refused() {
 #[test]
 fn without_files_the_workspace_deployments_are_checked_with_their_layers_bound() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = common::grail_in(&root.join("examples/org"), &["check"]);
+    let out = common::grail_in(&root.join("examples/org"), &["check", "--now", "2026-08-20T00:00:00Z"]);
     assert!(out.starts_with("exit: 0"), "{out}");
     assert!(out.contains("deployment `storefront` (grail.toml)\n"), "{out}");
     // The workspace file binds the three layers: none is read as the lowest.

@@ -15,9 +15,12 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The example organisation: its three layers bound by the invocation (the
-/// first six arguments), and a step of its history.
-const ORG: [&str; 7] = [
+/// The example organisation, at a fixed time of the check nine days after
+/// its probes' capture: the time and its three layers bound by the
+/// invocation (the first eight arguments), and a step of its history.
+const ORG: [&str; 9] = [
+    "--now",
+    "2026-08-20T00:00:00Z",
     "--layer",
     "security=examples/org/security.yaml",
     "--layer",
@@ -159,6 +162,8 @@ fn authorize_says_why() {
                 "work_class=C2",
                 "--resource",
                 "surface=ci-pool-a",
+                "--now",
+                "2026-08-20T00:00:00Z",
                 "examples/org/security.yaml",
             ],
         )
@@ -167,6 +172,7 @@ fn authorize_says_why() {
     .expect("JSON");
     assert_eq!(json["decision"], "allow");
     assert_eq!(json["permitted_by"], json!(["admission.dispatch"]));
+    assert_eq!(json["now"], json!({"value": "2026-08-20T00:00:00Z", "source": "given"}));
 }
 
 fn python(script: &str, input: &str) -> (bool, String) {
@@ -216,7 +222,7 @@ fn graph_shows_what_is_missing_and_the_layers() {
     assert!(out.stdout.starts_with("flowchart LR\n"));
     assert!(out.stdout.contains("FAIL topology.checker_count"), "{}", out.stdout);
     let mut args = vec!["graph", "--format", "mermaid"];
-    args.extend(&ORG[..6]);
+    args.extend(&ORG[..8]);
     let out = run_in(root(), &args);
     assert!(out.stdout.contains("layer operator"), "{}", out.stdout);
     assert!(out.stdout.contains("|\"sets\"|"), "{}", out.stdout);
@@ -226,7 +232,7 @@ fn graph_shows_what_is_missing_and_the_layers() {
 #[test]
 fn graph_svg_is_well_formed_and_places_every_node() {
     let mut args = vec!["graph", "--format", "svg"];
-    args.extend(&ORG[..6]);
+    args.extend(&ORG[..8]);
     let out = run_in(root(), &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let (ok, text) = python(
@@ -245,7 +251,7 @@ print(sum(1 for g in root.iter(ns + 'g') if g.get('class') == 'node'))",
     );
     assert!(ok, "{text}");
     let nodes: usize = text.trim().parse().expect("a count");
-    let dot = run_in(root(), &[&["graph"], &ORG[..6]].concat()).stdout;
+    let dot = run_in(root(), &[&["graph"], &ORG[..8]].concat()).stdout;
     let dot_nodes = dot.lines().filter(|l| l.starts_with("    n") && l.contains(" [label=")).count();
     assert_eq!(nodes, dot_nodes, "every node of the graph is drawn");
 }
@@ -307,7 +313,7 @@ fn explain_json_includes_the_permitted_and_refused_answers() {
     // The answers about the classes asked of (as the human explanation lists them).
     let dispatch = |class: &str| {
         let mut args = vec!["explain", "--format", "json", "--class", class];
-        args.extend(&ORG[..6]);
+        args.extend(&ORG[..8]);
         let out = run_in(root(), &args);
         let json: Value = serde_json::from_str(&out.stdout).expect("JSON");
         let answers = json["answers"].as_array().expect("answers").clone();
@@ -325,7 +331,7 @@ fn explain_json_includes_the_permitted_and_refused_answers() {
         .expect("C4 on the L3 pool is refused");
     assert!(!c4["reads"].as_array().expect("reads").is_empty(), "{c4}");
     // As the human explanation says.
-    let human = grail(&[&["explain"], &ORG[..6]].concat());
+    let human = grail(&[&["explain"], &ORG[..8]].concat());
     assert!(human.contains("permitted: "), "{human}");
     assert!(human.contains("refused:   work_class C4, surface secure-pool"), "{human}");
 }

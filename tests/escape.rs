@@ -17,6 +17,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The time of every check here: nine days after the transcript's capture.
+const NOW: &str = "2026-08-20T00:00:00Z";
+
 const TRANSCRIPT: &str = r#"{"captured_at": "2026-08-11T09:00:00Z", "client_ready": true, "outer_context_networked": true, "assertions": {
   "egress_denied": {"host": "a.example.net,api.example.org", "outer_exit_code": "0,0", "transport_outcome": "tls-failed,connect-failed",
     "outer_fingerprint": "AA:01,BB:02", "inner_fingerprint": "-,-", "origin_bytes_read": "0,0"},
@@ -40,7 +43,7 @@ isolation:
 /// The rules that did not pass, as `rule:outcome` (JSON report).
 fn not_passing(dir: &Path, file: &str) -> Vec<String> {
     let path = dir.join(file);
-    let out = grail(&["check", "--format", "json", path.to_str().expect("utf-8 path")]);
+    let out = grail(&["check", "--format", "json", "--now", NOW, path.to_str().expect("utf-8 path")]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let mut v: Vec<String> = json["findings"]
@@ -169,7 +172,8 @@ fn the_attachments_of_one_check_are_capped_together() {
     }
     fs::write(dir.join("binding.yaml"), surfaces(4, |i| format!("probe-{i}.json"))).expect("write");
     let path = dir.join("binding.yaml");
-    let out = grail(&["check", "--format", "json", "--max-total-size", "4700", path.to_str().expect("utf-8")]);
+    let out =
+        grail(&["check", "--format", "json", "--now", NOW, "--max-total-size", "4700", path.to_str().expect("utf-8")]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let missing: Vec<String> = json["findings"]

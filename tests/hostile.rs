@@ -1,7 +1,7 @@
 //! The hostile corpus (`tests/hostile/<class>/<case>/`): inputs crafted as an
 //! attacker would, by class, each through the command line. A case is a
 //! folder: `args` holds the arguments after `grail check`, one per line, run
-//! from the case's folder; `expect` the findings that must be there
+//! from the case's folder at a fixed time of the check ([`NOW`]); `expect` the findings that must be there
 //! (`rule outcome`, one per line: each class's inputs failed before the
 //! defences of spec section 9a, and pass, that is are caught, after). Every
 //! finding that is not a pass is snapshotted (`tests/snapshots/hostile__*.snap`).
@@ -11,6 +11,10 @@ use std::path::Path;
 #[allow(dead_code, reason = "this test binary uses `run_in` only")]
 mod common;
 use common::run_in;
+
+/// The time of every check of the corpus, so that its snapshots never
+/// depend on the clock (nine days after the transcripts' `captured_at`).
+const NOW: &str = "2026-08-20T00:00:00Z";
 
 /// The findings that did not pass, as `rule outcome subject: message`, sorted.
 fn not_passing(json: &serde_json::Value) -> Vec<String> {
@@ -46,7 +50,7 @@ fn every_hostile_input_is_caught() {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(String::from)
             .collect();
-        let mut argv = vec!["check", "--format", "json"];
+        let mut argv = vec!["check", "--format", "json", "--now", NOW];
         argv.extend(args.iter().map(String::as_str));
         let out = run_in(dir, &argv);
         let json: serde_json::Value = serde_json::from_str(&out.stdout)

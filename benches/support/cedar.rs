@@ -137,7 +137,12 @@ pub fn example_cases() -> Vec<Case> {
     cases
 }
 
-/// The deployment of a case; `ref` fields are followed inside the document's folder.
+/// The time of every check here: nine days after the examples' and the
+/// generated transcripts' capture (2026-08-11), so `probe.stale` decides the
+/// same on every run and proven surfaces stay proven.
+pub const NOW: &str = "2026-08-20T00:00:00Z";
+
+/// The deployment of a case, checked at [`NOW`]; `ref` fields are followed inside the document's folder.
 pub fn deployment(db: &Database, set: PolicySet, case: &Case) -> Deployment {
     let docs: Vec<SourceText> =
         case.documents.iter().map(|(p, t)| SourceText::new(db, p.clone(), t.clone(), None)).collect();
@@ -171,7 +176,11 @@ pub fn deployment(db: &Database, set: PolicySet, case: &Case) -> Deployment {
             grail_engine::db::GivenFile { recorded: recorded.clone(), read }
         })
         .collect();
-    Deployment::builder(docs, attached).bindings(bindings).given(given).new(db)
+    Deployment::builder(docs, attached)
+        .bindings(bindings)
+        .given(given)
+        .now(grail_engine::time::rfc3339_nanos(NOW))
+        .new(db)
 }
 
 // ------------------------------------------------------------------ generator

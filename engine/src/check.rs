@@ -314,7 +314,8 @@ pub fn run(
             },
         })
         .collect();
-    let roots = Roots { single: &single, all: &all, layers: &layer_names, now, given: &given, now_read: Default::default() };
+    let roots =
+        Roots { single: &single, all: &all, layers: &layer_names, now, given: &given, now_read: Default::default() };
     for rule in &policy.rules {
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);

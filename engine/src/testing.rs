@@ -272,8 +272,11 @@ fn case_now(case: &Case, files: &[File<'_>]) -> Result<Option<i128>, String> {
         return Ok(None);
     };
     let text = file(files, manifest).map_or("", |f| f.text);
-    let mut lines =
-        text.lines().enumerate().map(|(n, l)| (n, l.split('#').next().unwrap_or("").trim())).filter(|(_, l)| !l.is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(n, l)| (n, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty());
     let Some((n, line)) = lines.next() else {
         return Err(format!("{manifest}: states no time; write one RFC 3339 date-time such as `2026-08-11T09:00:00Z`"));
     };

@@ -3,11 +3,19 @@
 use grail_engine::db::decide_deployment;
 use grail_engine::{Database, Deployment, SourceText};
 
+/// The time of the checks here: nine days after the transcripts' capture.
+const NOW: &str = "2026-08-20T00:00:00Z";
+
 fn answers(binding: &str) -> Vec<(String, Vec<String>, bool)> {
+    answers_at(binding, NOW)
+}
+
+/// The answers for a binding checked at the time `now` (RFC 3339).
+fn answers_at(binding: &str, now: &str) -> Vec<(String, Vec<String>, bool)> {
     let db = Database::default();
     let set = grail_engine::shipped::policy_set(&db);
     let doc = SourceText::new(&db, "binding.yaml".into(), binding.into(), None);
-    let deployment = Deployment::new(&db, vec![doc], vec![]);
+    let deployment = Deployment::builder(vec![doc], vec![]).now(grail_engine::time::rfc3339_nanos(now)).new(&db);
     decide_deployment(&db, set, deployment)
         .iter()
         .map(|d| (d.question.clone(), d.attributes.iter().map(|(_, _, v)| v.clone()).collect(), d.allowed))
@@ -95,6 +103,10 @@ admission: {{autonomous_classes: [C1, C2, C4]}}
     let a = answers(&binding("L2"));
     assert!(allowed(&a, "admission.dispatch", &["C1", "pool"]), "{a:#?}");
     assert!(allowed(&a, "admission.dispatch", &["C2", "pool"]));
+    // 63 days after the capture the transcript is stale: the surface is unproven, nothing is dispatched.
+    let stale = answers_at(&binding("L2"), "2026-10-13T09:00:00Z");
+    assert!(!allowed(&stale, "admission.dispatch", &["C2", "pool"]), "{stale:#?}");
+    assert!(allowed(&answers_at(&binding("L2"), "2026-10-12T09:00:00Z"), "admission.dispatch", &["C2", "pool"]));
     assert!(!allowed(&a, "admission.dispatch", &["C3", "pool"]), "C3 is not autonomous");
     assert!(!allowed(&a, "admission.dispatch", &["C4", "pool"]), "C4's floor is L3");
     let a = answers(&binding("L3"));
