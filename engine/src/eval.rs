@@ -351,6 +351,8 @@ impl Walk<'_, '_> {
                     Truth::Unknown => "unknown",
                 };
                 let traced = self.step(ev, |_| (format!("require {}", check.text), result.into()));
+                // Explaining a requirement that failed: the first of its conjuncts that did, with what it read.
+                let first = traced && truth == Truth::False && self.first_false(ev, check);
                 match truth {
                     Truth::True => self.emit(ev, Outcome::Pass, String::new()),
                     Truth::False => {
@@ -362,11 +364,48 @@ impl Walk<'_, '_> {
                         self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                 }
+                if first {
+                    self.steps.pop();
+                }
                 if traced {
                     self.steps.pop();
                 }
             }
         }
+    }
+
+    /// When explaining: records the first conjunct of a false requirement
+    /// that is false (`first false: ...`), with the values it read; false
+    /// when the requirement is not a conjunction.
+    fn first_false(&mut self, ev: &mut Evaluator<'_>, check: &Expr) -> bool {
+        let mut conjuncts = Vec::new();
+        conjuncts_of(check, &mut conjuncts);
+        if conjuncts.len() < 2 {
+            return false;
+        }
+        if let Some(reads) = ev.reads.as_mut() {
+            reads.clear();
+        }
+        for c in conjuncts {
+            if ev.eval(c).as_truth() == Truth::False {
+                return self.step(ev, |_| (format!("first false: {}", c.text), "false".into()));
+            }
+            if let Some(reads) = ev.reads.as_mut() {
+                reads.clear();
+            }
+        }
+        false
+    }
+}
+
+/// The conjuncts of `a and b and ...`, in the order written.
+fn conjuncts_of<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::And(a, b) => {
+            conjuncts_of(a, out);
+            conjuncts_of(b, out);
+        }
+        _ => out.push(e),
     }
 }
 

@@ -37,7 +37,8 @@ pub fn lower(files: &[&ast::SourceFile]) -> Lowered {
 enum Global {
     Enum(EnumId),
     Record(RecordId),
-    Document(DocKindId),
+    /// A document kind, and the record of its top-level keys.
+    Document(DocKindId, RecordId),
     Matrix(MatrixId),
     Fn(u32, usize),
 }
@@ -99,7 +100,7 @@ impl Lowerer {
                                 );
                             }
                         }
-                        Global::Document(documents - 1)
+                        Global::Document(documents - 1, records - 1)
                     }
                     ast::Item::Layers(_) => continue,
                     ast::Item::Question(q) => {
@@ -268,6 +269,8 @@ impl Lowerer {
         match self.globals.get(&name.text).map(|g| g.0) {
             Some(Global::Enum(e)) => Ty::Enum(e),
             Some(Global::Record(r)) if allow_records => Ty::Record(r),
+            // A document kind's top-level keys are a record: a `ref` to a file of that kind reads it so.
+            Some(Global::Document(_, r)) if allow_records => Ty::Record(r),
             Some(_) => {
                 self.error(
                     "type-mismatch",
@@ -753,7 +756,12 @@ impl Lowerer {
             ty,
             int_min,
             optional: field.optional || field.default.is_some(),
-            is_ref: matches!(field.ty, ast::TypeExpr::Ref(..)),
+            // `ref T`, or `map K -> ref T`: every value of the map names a file.
+            is_ref: match &field.ty {
+                ast::TypeExpr::Ref(..) => true,
+                ast::TypeExpr::Map(_, value, _) => matches!(**value, ast::TypeExpr::Ref(..)),
+                _ => false,
+            },
             nullable: field.nullable.is_some(),
             default: None,
             bounds: Vec::new(),
@@ -877,7 +885,7 @@ impl Lowerer {
             for item in &file.items {
                 let ast::Item::Layers(l) = item else { continue };
                 let loc = Loc { file: f, span: l.document.span };
-                let Some(Global::Document(doc)) = self.globals.get(&l.document.text).map(|g| g.0) else {
+                let Some(Global::Document(doc, _)) = self.globals.get(&l.document.text).map(|g| g.0) else {
                     let names: Vec<String> = self.policy.documents.iter().map(|d| d.name.clone()).collect();
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     self.unknown_name(loc, "document kind", &l.document.text, &names);

@@ -290,9 +290,11 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     for (_, _, target) in &named {
         if !extra.iter().any(|(p, _)| p == target)
             && let Some(f) = file(files, target)
-            && let Some(l) = load(f)
         {
-            extra.push((target.clone(), l));
+            // An attached file is read as the command line reads it, whatever its name
+            // (a Markdown Plan named by a `ref string` too: its text is what counts).
+            let format = crate::db::document_format(f.path, f.text);
+            extra.push((target.clone(), document::load(f.text, format, &Limits::default())));
         }
     }
     let mut attachments = Vec::new();
