@@ -910,10 +910,16 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Concat(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
-                match (&x.kind, &y.kind) {
-                    (V::List(p), V::List(q)) => {
-                        Val::computed(V::List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
+                // The documents of a kind are a list too (`histories ++ [...]`).
+                let entries = |v: &Val| -> Option<Vec<Val>> {
+                    match &v.kind {
+                        V::List(p) => Some(p.to_vec()),
+                        V::Docs(k) => Some(self.all.get(*k as usize)?.iter().map(|(_, d)| d.clone()).collect()),
+                        _ => None,
                     }
+                };
+                match (entries(&x), entries(&y)) {
+                    (Some(p), Some(q)) => Val::computed(V::List(Arc::new(p.into_iter().chain(q).collect()))),
                     _ => Val::unknown(),
                 }
             }
@@ -1270,6 +1276,7 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
         } else {
             p.saturating_mul(*q)
         }),
+        (V::Str(p) | V::Id(p), V::Str(q) | V::Id(q)) if add => V::Str(format!("{p}{q}").into()),
         (V::Time(p), V::Time(q)) if sub => V::Duration(p.saturating_sub(*q)),
         (V::Time(p), V::Duration(q)) if add => V::Time(p.saturating_add(*q)),
         (V::Duration(p), V::Time(q)) if add => V::Time(p.saturating_add(*q)),

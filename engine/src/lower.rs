@@ -1856,14 +1856,16 @@ impl<'a> RuleLowerer<'a> {
         }
     }
 
-    /// The type of `a + b`, `a - b` or `a * b`: ints; an instant minus an
-    /// instant is a duration; an instant plus or minus a duration an instant;
+    /// The type of `a + b`, `a - b` or `a * b`: ints; two strings join; an
+    /// instant minus an instant is a duration; an instant plus or minus a duration an instant;
     /// durations add, subtract and are multiplied by an int.
     fn arithmetic(&mut self, op: ast::BinOp, at: &Ty, bt: &Ty, a: &ast::Expr, b: &ast::Expr, e: &ast::Expr) -> Ty {
         use ast::BinOp as B;
         let found = match (op, at, bt) {
             (_, Ty::Error, _) | (_, _, Ty::Error) => Some(Ty::Error),
             (_, Ty::Int, Ty::Int) => Some(Ty::Int),
+            // Strings join: `summary + " Rebound ..."`.
+            (B::Add, Ty::Str | Ty::Id, Ty::Str | Ty::Id) => Some(Ty::Str),
             (B::Sub, Ty::Time, Ty::Time) => Some(Ty::Duration),
             (B::Add | B::Sub, Ty::Time, Ty::Duration) | (B::Add, Ty::Duration, Ty::Time) => Some(Ty::Time),
             (B::Add | B::Sub, Ty::Duration, Ty::Duration) => Some(Ty::Duration),
