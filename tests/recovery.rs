@@ -214,3 +214,39 @@ fn the_cedar_output_holds_every_step_answer_with_its_step() {
     assert!(!permits.iter().any(|p| p.contains("resource.event == \"run\"")), "{cedar}");
     assert!(!permits.iter().any(|p| p.contains("resource.event == \"continue-fix\"")), "{cedar}");
 }
+
+#[test]
+fn two_histories_are_each_answered_under_their_own_step() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("recovery-two-histories");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    std::fs::copy(root().join("examples/org/history/step-002.yaml"), dir.join("step-002.yaml")).expect("copy");
+    // A second step after one failed attempt: another remediation may run.
+    let second = "kind: remediation-history\nschema_version: \"1.0\"\nstep: STEP-007\nguarded: true\nevents:\n  - {type: remediation, ordinal: 1, outcome: failed}\n";
+    std::fs::write(dir.join("step-007.yaml"), second).expect("write");
+    let ask = |step: &str, event: &str| {
+        let (step, event) = (format!("step={step}"), format!("event={event}"));
+        let out = run_in(
+            &dir,
+            &[
+                "authorize",
+                "--action",
+                "record",
+                "--resource",
+                &step,
+                "--resource",
+                &event,
+                "step-002.yaml",
+                "step-007.yaml",
+            ],
+        );
+        out.stdout.split_whitespace().next().unwrap_or("").to_string()
+    };
+    // STEP-002 is at its hard stop; STEP-007 is not.
+    assert_eq!(ask("STEP-002", "remediation"), "DENY");
+    assert_eq!(ask("STEP-002", "split-required"), "ALLOW");
+    assert_eq!(ask("STEP-007", "remediation"), "ALLOW");
+    assert_eq!(ask("STEP-007", "split-required"), "ALLOW");
+    // A step that no history records is answered for nothing.
+    assert_eq!(ask("STEP-999", "remediation"), "DENY");
+}
