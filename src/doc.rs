@@ -431,6 +431,13 @@ fn field_row(policy: &Policy, f: &FieldDef) -> Vec<Inline> {
     if f.is_ref {
         ty.push_str(" (inline, or a path to a file holding it)");
     }
+    match f.growth {
+        Some(grail_lang::ast::Growth::Grows) => ty.push_str(" (grows tighter: a lower layer may add entries)"),
+        Some(grail_lang::ast::Growth::Shrinks) => {
+            ty.push_str(" (shrinks tighter: a lower layer may only remove entries)")
+        }
+        None => {}
+    }
     let column = |m: u32, c: usize| {
         policy
             .matrices

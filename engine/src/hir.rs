@@ -363,6 +363,10 @@ pub struct FieldDef {
     /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
     #[serde(default)]
     pub invalid: Option<CheckDef>,
+    /// `grows tighter` / `shrinks tighter`: which way the list tightens. A lower
+    /// layer may change such a list in that direction only.
+    #[serde(default)]
+    pub growth: Option<grail_lang::ast::Growth>,
     pub docs: Vec<String>,
     pub loc: Loc,
 }

@@ -751,6 +751,16 @@ impl Lowerer {
 
     fn field(&mut self, field: &ast::Field, file: u32) -> FieldDef {
         let (ty, int_min) = self.type_expr(&field.ty, file);
+        if let Some((_, span)) = field.growth
+            && !matches!(ty, Ty::List(_) | Ty::Error)
+        {
+            let t = self.ty_name(&ty);
+            self.error(
+                "type-mismatch",
+                Loc { file, span },
+                format!("`{}` is a `{t}`: only a list grows or shrinks tighter", field.name.text),
+            );
+        }
         FieldDef {
             name: field.name.text.clone(),
             ty,
@@ -767,6 +777,7 @@ impl Lowerer {
             bounds: Vec::new(),
             unique: None,
             invalid: field.invalid.as_ref().map(|r| CheckDef { rule: r.text.clone(), loc: Loc { file, span: r.span } }),
+            growth: field.growth.map(|(g, _)| g),
             docs: field.docs.clone(),
             loc: Loc { file, span: field.name.span },
         }

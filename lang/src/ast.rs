@@ -240,7 +240,18 @@ pub struct Field {
     pub unique: Option<Name>,
     /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
     pub invalid: Option<Name>,
+    /// `grows tighter` or `shrinks tighter`: which way a list tightens.
+    pub growth: Option<(Growth, Span)>,
     pub span: Span,
+}
+
+/// Which way a list changes when it tightens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Growth {
+    /// More entries is tighter (checker slots, relations a slot must satisfy).
+    Grows,
+    /// Fewer entries is tighter (the classes allowed to run unattended).
+    Shrinks,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

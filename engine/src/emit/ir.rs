@@ -212,6 +212,10 @@ fn field(policy: &Policy, f: &FieldDef) -> Value {
         "bounds": bounds,
         "unique": f.unique.as_ref().map(|u| u.rule.clone()),
         "invalid": f.invalid.as_ref().map(|c| c.rule.clone()),
+        "growth": f.growth.map(|g| match g {
+            grail_lang::ast::Growth::Grows => "grows",
+            grail_lang::ast::Growth::Shrinks => "shrinks",
+        }),
         "docs": f.docs,
     })
 }
