@@ -497,6 +497,14 @@ struct CheckArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Compare with the previous version of a document: `--base old.yaml`
+    /// for the one document checked, `--base security=old.yaml` for the one
+    /// bound to a layer (repeatable). What the new version loosens or
+    /// removes is the kind's `change` finding (`change.loosen`), located in
+    /// the new file with the old value and its line. For a pull request:
+    /// `git show origin/main:guardrails.yaml > old.yaml`.
+    #[arg(long = "base", value_name = "[NAME=]OLD")]
+    base: Vec<String>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,

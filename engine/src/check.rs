@@ -392,7 +392,11 @@ pub fn crowded(policy: &Policy, inputs: &[Input<'_>]) -> Vec<Crowded> {
     out
 }
 
-fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+pub(crate) fn parse<'a>(
+    policy: &Policy,
+    doc: u32,
+    input: &Input<'a>,
+) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
     if is_markdown(input.path) {
         let Some((kind, def)) =
             policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))

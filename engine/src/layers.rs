@@ -679,7 +679,7 @@ impl Merger<'_, '_> {
 }
 
 /// Whether two entries of a list are one thing: records by their identity field, scalars by value.
-fn same_entry(policy: &Policy, a: &Val, b: &Val, elem: &Ty) -> bool {
+pub(crate) fn same_entry(policy: &Policy, a: &Val, b: &Val, elem: &Ty) -> bool {
     if let Ty::Record(r) = elem
         && let Some(id) = policy.records[*r as usize].identity
     {

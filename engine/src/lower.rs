@@ -663,6 +663,7 @@ impl Lowerer {
                 ast::CheckKind::Untrusted => CHECK_UNTRUSTED,
                 ast::CheckKind::Order => CHECK_ORDER,
                 ast::CheckKind::Claim => CHECK_CLAIM,
+                ast::CheckKind::Change => CHECK_CHANGE,
             };
             let loc = Loc { file, span: c.span };
             if out[i].is_some() {
@@ -752,13 +753,13 @@ impl Lowerer {
     fn field(&mut self, field: &ast::Field, file: u32) -> FieldDef {
         let (ty, int_min) = self.type_expr(&field.ty, file);
         if let Some((_, span)) = field.growth
-            && !matches!(ty, Ty::List(_) | Ty::Error)
+            && !matches!(ty, Ty::List(_) | Ty::Map(..) | Ty::Error)
         {
             let t = self.ty_name(&ty);
             self.error(
                 "type-mismatch",
                 Loc { file, span },
-                format!("`{}` is a `{t}`: only a list grows or shrinks tighter", field.name.text),
+                format!("`{}` is a `{t}`: only a list or a map grows or shrinks tighter", field.name.text),
             );
         }
         FieldDef {

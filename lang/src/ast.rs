@@ -136,6 +136,8 @@ pub enum CheckKind {
     Order,
     /// Layers: a document claims another layer than the one it is bound to.
     Claim,
+    /// Versions: a new version loosens or removes what the previous one said (`--base`).
+    Change,
 }
 
 impl CheckKind {
@@ -151,6 +153,7 @@ impl CheckKind {
             CheckKind::Untrusted => "untrusted",
             CheckKind::Order => "order",
             CheckKind::Claim => "claim",
+            CheckKind::Change => "change",
         }
     }
 }

@@ -483,6 +483,7 @@ impl Builder {
             Some("untrusted") => CheckKind::Untrusted,
             Some("order") => CheckKind::Order,
             Some("claim") => CheckKind::Claim,
+            Some("change") => CheckKind::Change,
             _ => CheckKind::Type,
         };
         let rule = self.name(it.next().expect("rule id"));
