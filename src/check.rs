@@ -34,7 +34,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     if args.files.is_empty() && args.layers.is_empty() {
         return run_workspace(args, db);
     }
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let clock = crate::Clock::of(args.now);
     if args.each && !args.base.is_empty() {
@@ -71,7 +71,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     } else {
         vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases }]
     };
-    report(args, &db, set, groups, args.policy.is_none(), &clock)
+    report(args, &db, set, groups, policy::is_shipped(&args.policy), &clock)
 }
 
 /// The previous versions `--base` names: `OLD` for the one document checked,
@@ -123,7 +123,7 @@ fn bases(
 /// in the working directory or its parents, with its policy; each member
 /// bound to the layer the workspace file gives it.
 fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
-    if args.policy.is_some() || args.each || !args.binding.is_empty() {
+    if !args.policy.is_empty() || args.each || !args.binding.is_empty() {
         return Err(Fatal(
             "name the documents to check: `--policy`, `--each` and `--binding` need files; \
              without files the deployments of `grail.toml` are checked"

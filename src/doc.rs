@@ -24,13 +24,10 @@ use crate::{DocArgs, DocFormat, Fatal, policy};
 
 pub fn run(args: &DocArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
-    let fixtures: Vec<(String, String)> = match &args.policy {
-        None => grail_engine::shipped::FIXTURES.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
-        Some(dir) => crate::test::read_fixtures(dir)?,
-    };
-    let name = policy::name(&db, set, args.policy.as_deref());
+    let fixtures: Vec<(String, String)> = policy::fixtures(&args.policy)?;
+    let name = policy::name(&db, set, &args.policy);
     let entries = model(&db, set, &compiled.policy, &fixtures, &name);
     let files: Vec<(&str, String)> = match args.format {
         DocFormat::Markdown => vec![("library.md", markdown(&entries))],

@@ -228,9 +228,11 @@ enum Command {
 
 #[derive(clap::Args)]
 struct DocArgs {
-    /// A folder of `.grail` files (with its fixtures in `DIR/tests/`) instead of the shipped library.
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
+    /// of the shipped library; repeatable, the folders read together as one
+    /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Markdown (one file) or HTML (a static site with search).
     #[arg(long, value_enum, default_value_t = DocFormat::Markdown)]
     format: DocFormat,
@@ -249,9 +251,12 @@ enum DocFormat {
 
 #[derive(clap::Args)]
 struct AuthorizeArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// The action asked about, as a question of the policy names it (`dispatch`, `auto-merge`...).
     #[arg(long, value_name = "ACTION")]
     action: String,
@@ -287,9 +292,12 @@ struct AuthorizeArgs {
 
 #[derive(clap::Args)]
 struct GraphArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// A document read with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
@@ -342,9 +350,12 @@ struct FmtArgs {
 
 #[derive(clap::Args)]
 struct CompileArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// What to compile to.
     #[arg(long, value_enum)]
     target: Target,
@@ -391,9 +402,12 @@ enum Target {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// How to print the analysis.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -404,9 +418,12 @@ struct AnalyzeArgs {
 
 #[derive(clap::Args)]
 struct ExplainArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Explain only this rule's outcomes (every outcome, passes included).
     #[arg(long, value_name = "ID")]
     rule: Option<String>,
@@ -445,9 +462,11 @@ struct ExplainArgs {
 
 #[derive(clap::Args)]
 struct TestArgs {
-    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead of the shipped library.
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
+    /// of the shipped library; repeatable, the folders read together as one
+    /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Report, per rule, whether some case fires it and some case passes it; fail if one lacks either.
     #[arg(long)]
     coverage: bool,
@@ -463,10 +482,12 @@ struct TestArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// A folder of `.grail` files (or one `.grail` file) to use instead of
-    /// the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// How to print the report.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
