@@ -44,7 +44,11 @@ fn our_rules_run_with_the_shipped_ones_and_so_do_their_fixtures() {
     let out = run_in(root(), &["check", "--policy", "shipped", "--policy", &d, &fail]);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     // Ours and the shipped library's own ceiling both refuse C5 merging alone.
-    assert!(out.stdout.contains("\nours.no_c5_auto\n") || out.stdout.starts_with("ours.no_c5_auto\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\nours.no_c5_auto\n") || out.stdout.starts_with("ours.no_c5_auto\n"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("\nmerge.ceiling\n") || out.stdout.starts_with("merge.ceiling\n"), "{}", out.stdout);
     // `grail test` runs the shipped fixtures and ours: two more cases than the library alone.
     let count = |args: &[&str]| {

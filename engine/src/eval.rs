@@ -666,8 +666,20 @@ impl<'a> Evaluator<'a> {
         out
     }
 
+    /// The invalid value of a document that makes `e` unknown, if that is why
+    /// (a missing value is left unknown: absent is not the same as not applicable).
+    fn invalid_read(&mut self, e: &Expr) -> Option<Val> {
+        self.first_absent(e).filter(|v| matches!(v.origin, Origin::Document { .. }))
+    }
+
     /// The first value an expression reads that is absent, for UNKNOWN messages.
     pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
+        self.first_absent(e).map(|v| missing_what(&v))
+    }
+
+    /// The first value an expression reads that is absent (missing, or
+    /// invalid in its document), as it was read.
+    fn first_absent(&mut self, e: &Expr) -> Option<Val> {
         let children: Vec<&Expr> = match &e.kind {
             ExprKind::Field(b, _) | ExprKind::Column(b, _) => vec![b],
             ExprKind::MapGet(a, b) => vec![a, b],
@@ -703,11 +715,11 @@ impl<'a> Evaluator<'a> {
             ExprKind::Coalesce(_, b) => vec![b],
             ExprKind::Let { value, body, .. } => {
                 let v = self.eval(value);
-                let found = self.first_missing(value);
+                let found = self.first_absent(value);
                 if let ExprKind::Let { slot, .. } = &e.kind {
                     self.env[*slot as usize] = v;
                 }
-                return found.or_else(|| self.first_missing(body));
+                return found.or_else(|| self.first_absent(body));
             }
             ExprKind::CountBy { domain, .. }
             | ExprKind::Quant { domain, .. }
@@ -715,7 +727,7 @@ impl<'a> Evaluator<'a> {
             _ => vec![],
         };
         for c in children {
-            if let Some(found) = self.first_missing(c) {
+            if let Some(found) = self.first_absent(c) {
                 return Some(found);
             }
         }
@@ -731,7 +743,7 @@ impl<'a> Evaluator<'a> {
                     | ExprKind::Builtin(..)
             )
         {
-            return Some(missing_what(&v));
+            return Some(v);
         }
         None
     }
@@ -1167,7 +1179,9 @@ impl<'a> Evaluator<'a> {
                         match self.eval(f).as_truth() {
                             Truth::True => {}
                             Truth::False => continue,
-                            Truth::Unknown => return Val::unknown(),
+                            // Unknown because of an invalid value of the document: say so
+                            // where the list is used, not by the rule's own names.
+                            Truth::Unknown => return self.invalid_read(f).unwrap_or_else(Val::unknown),
                         }
                     }
                     out.push(self.eval(value));
