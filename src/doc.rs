@@ -476,7 +476,10 @@ fn example(cases: &[testing::Case], fixtures: &[(String, String)], rule: &str) -
     let twin_name = fail.name.replacen("fail", "pass", 1);
     let pass = cases.iter().find(|c| c.rule == rule && c.name == twin_name);
     let mut blocks = vec![Block::Para(format!("Example: `tests/{rule}/{}` fires it:", fail.name))];
-    for path in &fail.files {
+    // The case's own files first, then those in folders below it (the Plan versions a state names).
+    let mut files: Vec<&String> = fail.files.iter().collect();
+    files.sort_by_key(|p| (p.matches('/').count(), p.as_str()));
+    for path in files {
         let lang = match path.rsplit_once('.').map(|(_, e)| e) {
             Some("json") => "json",
             Some("md") => "markdown",
