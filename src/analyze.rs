@@ -13,7 +13,7 @@ use crate::{AnalyzeArgs, Fatal, Format, policy, render};
 
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     policy::compile(&db, set)?;
     let Some(analysis) = analyze_policy(&db, set) else {
         return Err(Fatal("the policy does not compile".into()));

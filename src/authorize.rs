@@ -56,7 +56,7 @@ fn parse_pairs(side: RequestSide, pairs: &[String]) -> Result<Vec<(RequestSide, 
 
 pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let questions: Vec<&grail_engine::hir::QuestionDef> =
         compiled.policy.questions.iter().filter(|q| q.action == args.action).collect();

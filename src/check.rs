@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::check::{Attachment, Input};
-use grail_engine::db::{LayerBinding, Source, check_deployment};
+use grail_engine::db::{BaseVersion, LayerBinding, Source, check_deployment};
 use grail_engine::document::{Node, SyntaxError};
 use grail_engine::hir::Policy;
 use grail_engine::{Database, Deployment, Finding, Outcome, PolicySet, SourceText, Summary};
@@ -25,6 +25,8 @@ struct Group {
     documents: Vec<SourceText>,
     context: Vec<SourceText>,
     bindings: Vec<LayerBinding>,
+    /// Previous versions of documents (`--base`).
+    bases: Vec<BaseVersion>,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -32,9 +34,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     if args.files.is_empty() && args.layers.is_empty() {
         return run_workspace(args, db);
     }
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let clock = crate::Clock::of(args.now);
+    if args.each && !args.base.is_empty() {
+        return Err(Fatal(
+            "`--base` compares one deployment's document with its previous version, and `--each` checks every file on its own; use one or the other".into(),
+        ));
+    }
     if args.each && !args.layers.is_empty() {
         return Err(Fatal(
             "`--layer` binds the documents of one deployment, and `--each` checks every file as a deployment of its own; use one or the other".into(),
@@ -50,21 +57,73 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
     let docs = named.shown.clone();
     let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
+    let bases = bases(&db, set, &args.base, &named, args.max_document_size)?;
     let groups: Vec<Group> = if args.each {
         docs.iter()
-            .map(|d| Group { name: None, documents: vec![*d], context: context.clone(), bindings: Vec::new() })
+            .map(|d| Group {
+                name: None,
+                documents: vec![*d],
+                context: context.clone(),
+                bindings: Vec::new(),
+                bases: Vec::new(),
+            })
             .collect()
     } else {
-        vec![Group { name: None, documents: docs, context, bindings: named.bindings }]
+        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases }]
     };
-    report(args, &db, set, groups, args.policy.is_none(), &clock)
+    report(args, &db, set, groups, policy::is_shipped(&args.policy), &clock)
+}
+
+/// The previous versions `--base` names: `OLD` for the one document checked,
+/// `NAME=OLD` for the document bound to layer `NAME`. Each must be of a kind
+/// whose policy says how it may change (`on change rule`), or the check does
+/// not run: a comparison that cannot be made is never a silent pass.
+fn bases(
+    db: &Database,
+    set: PolicySet,
+    args: &[String],
+    named: &crate::documents::Named,
+    limit: u64,
+) -> Result<Vec<BaseVersion>, Fatal> {
+    let mut out = Vec::new();
+    for arg in args {
+        let flag = format!("`--base {arg}`: ");
+        let bound = arg.split_once('=').and_then(|(layer, old)| {
+            let docs: Vec<SourceText> =
+                named.bindings.iter().filter(|b| b.layer == layer).map(|b| b.document).collect();
+            (!docs.is_empty()).then_some((layer, old, docs))
+        });
+        let (document, old) = match bound {
+            Some((_, old, docs)) if docs.len() == 1 => (docs[0], old),
+            Some((layer, _, _)) => {
+                return Err(Fatal(format!(
+                    "{flag}several documents are bound to `{layer}`; name one with its own binding"
+                )));
+            }
+            None if named.shown.len() == 1 => (named.shown[0], arg.as_str()),
+            None => {
+                return Err(Fatal(format!(
+                    "{flag}{} documents are checked; say whose previous version this is with `--base LAYER=OLD` (and `--layer LAYER=NEW`)",
+                    named.shown.len()
+                )));
+            }
+        };
+        grail_engine::db::change_rule(db, set, document).map_err(|m| Fatal(format!("{flag}{m}")))?;
+        let base = crate::documents::read_document(db, camino::Utf8Path::new(old), limit)
+            .map_err(|Fatal(m)| Fatal(format!("{flag}{m}")))?;
+        if out.iter().any(|b: &BaseVersion| b.document == document) {
+            return Err(Fatal(format!("{flag}`{}` already has a previous version", document.path(db))));
+        }
+        out.push(BaseVersion { document, base });
+    }
+    Ok(out)
 }
 
 /// `grail check` with no files: the deployments of the workspace file found
 /// in the working directory or its parents, with its policy; each member
 /// bound to the layer the workspace file gives it.
 fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
-    if args.policy.is_some() || args.each || !args.binding.is_empty() {
+    if !args.policy.is_empty() || args.each || !args.binding.is_empty() {
         return Err(Fatal(
             "name the documents to check: `--policy`, `--each` and `--binding` need files; \
              without files the deployments of `grail.toml` are checked"
@@ -116,7 +175,13 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             }
             documents.push(doc);
         }
-        groups.push(Group { name: Some(d.name.value.clone()), documents, context: Vec::new(), bindings });
+        groups.push(Group {
+            name: Some(d.name.value.clone()),
+            documents,
+            context: Vec::new(),
+            bindings,
+            bases: Vec::new(),
+        });
     }
     report(args, &db, set, groups, shipped, &clock)
 }
@@ -155,6 +220,7 @@ fn report(
             .bindings(group.bindings.clone())
             .now(Some(clock.nanos))
             .given(given)
+            .bases(group.bases.clone())
             .new(db);
         crate::tables::refuse_crowded(db, set, deployment)?;
         let report = check_deployment(db, set, deployment);

@@ -19,9 +19,9 @@ use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
-    let name = policy::name(&db, set, args.policy.as_deref());
+    let name = policy::name(&db, set, &args.policy);
 
     let files: Vec<(String, String)> = match args.target {
         Target::Cedar => {

@@ -24,13 +24,10 @@ use crate::{DocArgs, DocFormat, Fatal, policy};
 
 pub fn run(args: &DocArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
-    let fixtures: Vec<(String, String)> = match &args.policy {
-        None => grail_engine::shipped::FIXTURES.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
-        Some(dir) => crate::test::read_fixtures(dir)?,
-    };
-    let name = policy::name(&db, set, args.policy.as_deref());
+    let fixtures: Vec<(String, String)> = policy::fixtures(&args.policy)?;
+    let name = policy::name(&db, set, &args.policy);
     let entries = model(&db, set, &compiled.policy, &fixtures, &name);
     let files: Vec<(&str, String)> = match args.format {
         DocFormat::Markdown => vec![("library.md", markdown(&entries))],
@@ -431,6 +428,13 @@ fn field_row(policy: &Policy, f: &FieldDef) -> Vec<Inline> {
     if f.is_ref {
         ty.push_str(" (inline, or a path to a file holding it)");
     }
+    match f.growth {
+        Some(grail_lang::ast::Growth::Grows) => ty.push_str(" (grows tighter: a lower layer may add entries)"),
+        Some(grail_lang::ast::Growth::Shrinks) => {
+            ty.push_str(" (shrinks tighter: a lower layer may only remove entries)")
+        }
+        None => {}
+    }
     let column = |m: u32, c: usize| {
         policy
             .matrices
@@ -472,7 +476,10 @@ fn example(cases: &[testing::Case], fixtures: &[(String, String)], rule: &str) -
     let twin_name = fail.name.replacen("fail", "pass", 1);
     let pass = cases.iter().find(|c| c.rule == rule && c.name == twin_name);
     let mut blocks = vec![Block::Para(format!("Example: `tests/{rule}/{}` fires it:", fail.name))];
-    for path in &fail.files {
+    // The case's own files first, then those in folders below it (the Plan versions a state names).
+    let mut files: Vec<&String> = fail.files.iter().collect();
+    files.sort_by_key(|p| (p.matches('/').count(), p.as_str()));
+    for path in files {
         let lang = match path.rsplit_once('.').map(|(_, e)| e) {
             Some("json") => "json",
             Some("md") => "markdown",

@@ -18,7 +18,7 @@ use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     if let Some(rule) = &args.rule
         && !compiled.policy.rule_ids().iter().any(|(id, _)| id == rule)

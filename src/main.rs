@@ -228,9 +228,11 @@ enum Command {
 
 #[derive(clap::Args)]
 struct DocArgs {
-    /// A folder of `.grail` files (with its fixtures in `DIR/tests/`) instead of the shipped library.
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
+    /// of the shipped library; repeatable, the folders read together as one
+    /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Markdown (one file) or HTML (a static site with search).
     #[arg(long, value_enum, default_value_t = DocFormat::Markdown)]
     format: DocFormat,
@@ -249,9 +251,12 @@ enum DocFormat {
 
 #[derive(clap::Args)]
 struct AuthorizeArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// The action asked about, as a question of the policy names it (`dispatch`, `auto-merge`...).
     #[arg(long, value_name = "ACTION")]
     action: String,
@@ -292,9 +297,12 @@ struct AuthorizeArgs {
 
 #[derive(clap::Args)]
 struct GraphArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// A document read with every FILE without being one of them (see `check --binding`).
     #[arg(long, value_name = "FILE")]
     binding: Vec<Utf8PathBuf>,
@@ -352,9 +360,12 @@ struct FmtArgs {
 
 #[derive(clap::Args)]
 struct CompileArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// What to compile to.
     #[arg(long, value_enum)]
     target: Target,
@@ -401,9 +412,12 @@ enum Target {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// How to print the analysis.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -414,9 +428,12 @@ struct AnalyzeArgs {
 
 #[derive(clap::Args)]
 struct ExplainArgs {
-    /// A folder of `.grail` files to use instead of the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Explain only this rule's outcomes (every outcome, passes included).
     #[arg(long, value_name = "ID")]
     rule: Option<String>,
@@ -455,9 +472,11 @@ struct ExplainArgs {
 
 #[derive(clap::Args)]
 struct TestArgs {
-    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead of the shipped library.
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
+    /// of the shipped library; repeatable, the folders read together as one
+    /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// Report, per rule, whether some case fires it and some case passes it; fail if one lacks either.
     #[arg(long)]
     coverage: bool,
@@ -474,10 +493,12 @@ struct TestArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// A folder of `.grail` files (or one `.grail` file) to use instead of
-    /// the shipped library.
+    /// A folder of `.grail` files (or one file) to use instead of the shipped
+    /// library; repeatable, the folders read together as one policy.
+    /// `--policy shipped` names the shipped library, so that
+    /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
-    policy: Option<Utf8PathBuf>,
+    policy: Vec<Utf8PathBuf>,
     /// How to print the report.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
@@ -508,6 +529,14 @@ struct CheckArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Compare with the previous version of a document: `--base old.yaml`
+    /// for the one document checked, `--base security=old.yaml` for the one
+    /// bound to a layer (repeatable). What the new version loosens or
+    /// removes is the kind's `change` finding (`change.loosen`), located in
+    /// the new file with the old value and its line. For a pull request:
+    /// `git show origin/main:guardrails.yaml > old.yaml`.
+    #[arg(long = "base", value_name = "[NAME=]OLD")]
+    base: Vec<String>,
     /// Also list the rules that passed or did not apply (human format).
     #[arg(long, short)]
     verbose: bool,

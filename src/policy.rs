@@ -11,33 +11,86 @@ use crate::Fatal;
 use crate::documents::lower_first;
 use crate::render;
 
+/// What `--policy shipped` names: the library embedded in grail.
+pub const SHIPPED: &str = grail_engine::workspace_file::SHIPPED;
+
+/// Whether the policy is the shipped library alone (no `--policy`, or only `--policy shipped`).
+pub fn is_shipped(dirs: &[Utf8PathBuf]) -> bool {
+    dirs.iter().all(|d| d.as_str() == SHIPPED)
+}
+
 /// Puts the policy's files into the database: the shipped library, every
-/// `.grail` file under a folder, or one `.grail` file.
-pub fn load(db: &Database, dir: Option<&Utf8Path>) -> Result<PolicySet, Fatal> {
-    let files = match dir {
-        None => grail_engine::shipped::sources(db),
-        Some(dir) => {
-            let mut paths = Vec::new();
-            if dir.is_file() {
-                paths.push(dir.to_owned());
-            } else {
-                collect(dir, &mut paths, &mut HashSet::new())?;
+/// `.grail` file under each folder named (or the one `.grail` file), or
+/// several of them together (`--policy shipped --policy ours/`). A name
+/// declared in two of them is one error, located in both.
+pub fn load(db: &Database, dirs: &[Utf8PathBuf]) -> Result<PolicySet, Fatal> {
+    if dirs.is_empty() {
+        return Ok(PolicySet::new(db, grail_engine::shipped::sources(db)));
+    }
+    let mut sources = Vec::new();
+    let mut read: Vec<(String, String)> = Vec::new();
+    let mut seen_shipped = false;
+    for dir in dirs {
+        if dir.as_str() == SHIPPED {
+            if !std::mem::replace(&mut seen_shipped, true) {
+                sources.extend(grail_engine::shipped::sources(db));
             }
-            if paths.is_empty() {
-                return Err(Fatal(format!("`{dir}` holds no `.grail` file")));
-            }
-            paths.sort();
-            let mut files = Vec::new();
-            for p in paths {
-                let text = std::fs::read_to_string(&p)
-                    .map_err(|e| Fatal(format!("cannot read `{p}`: {}", lower_first(&e.to_string()))))?;
-                files.push((p.to_string(), text));
-            }
-            crate::cache::read(&files);
-            files.into_iter().map(|(path, text)| SourceText::new(db, path, text, None)).collect()
+            continue;
         }
-    };
-    Ok(PolicySet::new(db, files))
+        if !dir.exists() {
+            return Err(Fatal(format!(
+                "there is no policy folder `{dir}`\nhelp: name a folder of `.grail` files, or `--policy {SHIPPED}` for the shipped library"
+            )));
+        }
+        let mut paths = Vec::new();
+        if dir.is_file() {
+            paths.push(dir.to_owned());
+        } else {
+            collect(dir, &mut paths, &mut HashSet::new())?;
+        }
+        if paths.is_empty() {
+            return Err(Fatal(format!("`{dir}` holds no `.grail` file")));
+        }
+        paths.sort();
+        for p in paths {
+            if read.iter().any(|(q, _)| *q == p.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| Fatal(format!("cannot read `{p}`: {}", lower_first(&e.to_string()))))?;
+            read.push((p.to_string(), text));
+        }
+    }
+    if !read.is_empty() && !seen_shipped {
+        crate::cache::read(&read);
+    }
+    sources.extend(read.into_iter().map(|(path, text)| SourceText::new(db, path, text, None)));
+    Ok(PolicySet::new(db, sources))
+}
+
+/// The fixtures of the policy (`tests/` of each folder, the shipped
+/// library's own for `shipped`), by their path relative to their folder. A
+/// case that two folders both hold is refused: one of them would be lost.
+pub fn fixtures(dirs: &[Utf8PathBuf]) -> Result<Vec<(String, String)>, Fatal> {
+    let shipped = || grail_engine::shipped::FIXTURES.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+    if dirs.is_empty() {
+        return Ok(shipped());
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for dir in dirs {
+        let mine: Vec<(String, String)> =
+            if dir.as_str() == SHIPPED { shipped() } else { crate::test::read_fixtures(dir)? };
+        for (path, text) in mine {
+            if out.iter().any(|(p, _)| *p == path) {
+                return Err(Fatal(format!(
+                    "the fixture `{path}` is in two of the policy folders (`{dir}` and another); a case belongs to one"
+                )));
+            }
+            out.push((path, text));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Every `.grail` file under `dir`. A folder reached twice (a symbolic link
@@ -80,13 +133,15 @@ pub fn compile(db: &Database, set: PolicySet) -> Result<&Compiled, Fatal> {
 
 /// The policy's name, which names the files `compile` writes: the folder of
 /// the shipped library's files, or the last component of `--policy DIR`.
-pub fn name(db: &Database, set: PolicySet, dir: Option<&Utf8Path>) -> String {
-    let folder = match dir {
-        Some(dir) => dir.canonicalize_utf8().ok().and_then(|p| p.file_name().map(str::to_string)),
-        None => set
+pub fn name(db: &Database, set: PolicySet, dirs: &[Utf8PathBuf]) -> String {
+    let mine: Vec<&Utf8PathBuf> = dirs.iter().filter(|d| d.as_str() != SHIPPED).collect();
+    let folder = match mine.as_slice() {
+        [dir] => dir.canonicalize_utf8().ok().and_then(|p| p.file_name().map(str::to_string)),
+        [] => set
             .files(db)
             .first()
             .and_then(|f| Utf8Path::new(f.path(db)).parent().and_then(|p| p.file_name()).map(str::to_string)),
+        _ => Some("policy".to_string()),
     };
     folder.filter(|n| !n.is_empty()).unwrap_or_else(|| "policy".into())
 }

@@ -10,14 +10,11 @@ use crate::{Fatal, TestArgs, policy};
 
 pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, args.policy.as_deref())?;
+    let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let rules: Vec<String> = compiled.policy.rule_ids().into_iter().map(|(id, _)| id.to_string()).collect();
 
-    let owned: Vec<(String, String)> = match &args.policy {
-        None => grail_engine::shipped::FIXTURES.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect(),
-        Some(dir) => read_fixtures(dir)?,
-    };
+    let owned: Vec<(String, String)> = policy::fixtures(&args.policy)?;
     let files: Vec<File<'_>> = owned.iter().map(|(path, text)| File { path, text }).collect();
     // Never the machine's clock: a case states its time, or `--now` gives one
     // to every case, or `now()` is missing evidence (so an outcome is the same on every run).

@@ -92,3 +92,13 @@ fn emitted_fixtures_fail_and_pass_under_grail_check() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_some_over_an_optional_field_is_an_absent_in_some_warning() {
+    let out = grail(&["analyze", "--policy", "tests/analyze/absent-in-some"]);
+    // The rule that asks `present` first is not warned about.
+    assert_eq!(out.matches("\nabsent-in-some\n").count(), 1, "{out}");
+    assert!(out.contains("`s.scanner_class` in a `some` of `topology.secret_scanner` is"), "{out}");
+    assert!(!out.contains("of `topology.secret_scanner_asked`"), "{out}");
+    insta::assert_snapshot!(out);
+}

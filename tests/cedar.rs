@@ -179,7 +179,15 @@ fn the_readme_requests_are_answered_as_shown() {
     assert_eq!(ask(agent.clone(), "auto-merge", json!({"work_class": "C3"})).0, CedarDecision::Allow);
     assert_eq!(ask(agent.clone(), "write", json!({"layer": "security"})).0, CedarDecision::Deny);
     // STEP-002 failed its third attempt: it may only be split or escalated.
-    assert_eq!(ask(agent.clone(), "record", json!({"event": "remediation"})).0, CedarDecision::Deny);
-    assert_eq!(ask(agent, "record", json!({"event": "split-required"})).0, CedarDecision::Allow);
+    assert_eq!(
+        ask(agent.clone(), "record", json!({"step": "STEP-002", "event": "remediation"})).0,
+        CedarDecision::Deny
+    );
+    assert_eq!(
+        ask(agent.clone(), "record", json!({"step": "STEP-002", "event": "split-required"})).0,
+        CedarDecision::Allow
+    );
+    // Every answer names its step: a request without one matches no permit.
+    assert_eq!(ask(agent, "record", json!({"event": "split-required"})).0, CedarDecision::Deny);
     assert_eq!(ask(json!({"kind": "human"}), "write", json!({"layer": "security"})).0, CedarDecision::Allow);
 }

@@ -341,6 +341,9 @@ fn a_version_written_as_a_number_is_reported_as_written() {
     let out = grail(&["check", "tests/inputs/schema-version-number.yaml"]);
     assert!(out.contains("found the number `1.0`; quote it to write a string"), "{out}");
     assert!(!out.contains("`1`"), "{out}");
+    // The version rule reads the value as written there and invalid, never as absent.
+    assert!(out.contains("schema_version is `invalid`"), "{out}");
+    assert!(!out.contains("schema_version is `absent`"), "{out}");
 }
 
 #[test]
@@ -362,4 +365,6 @@ fn unknowns_after_a_typo_speak_of_the_document_not_of_the_rule() {
         }
     }
     assert!(unknown.iter().all(|m| m.starts_with("cannot ")), "{unknown:?}");
+    // Each says that a value of the document is invalid, never only that something could not be established.
+    assert!(unknown.iter().all(|m| m.contains("a value it reads is invalid")), "{unknown:?}");
 }

@@ -119,12 +119,14 @@ module.exports = grammar({
         optional("?"),
         ":",
         field("type", $._type),
-        repeat(choice($.default_clause, $.bound_clause, $.unique_clause)),
+        repeat(choice($.default_clause, $.bound_clause, $.unique_clause, $.invalid_clause, $.growth_clause)),
       ),
 
     default_clause: ($) => seq("default", choice($.column_reference, $.string, $.integer, $.boolean, seq("[", "]"))),
     bound_clause: ($) => seq(choice("floor", "ceiling"), $.column_reference, "rule", $.rule_id),
     unique_clause: ($) => seq("unique", "rule", $.rule_id),
+    invalid_clause: ($) => seq("invalid", "rule", $.rule_id),
+    growth_clause: ($) => seq(choice("grows", "shrinks"), "tighter"),
     column_reference: ($) => seq(field("matrix", $.identifier), ".", field("column", $.identifier)),
 
     _type: ($) => choice($.map_type, $.list_type, $.ref_type, $.int_type, $.type_name),

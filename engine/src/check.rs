@@ -155,6 +155,8 @@ pub fn run(
     // `None` for a document that is not read (an `order` finding says why).
     let mut layer_of: Vec<Option<(usize, crate::layers::BoundBy)>> = vec![None; parsed.len()];
     let mut layer_names = Vec::new();
+    // Per kind: the first document refused as untrusted (`trusted from`), and why.
+    let mut refused: Vec<Option<(usize, Span, String)>> = vec![None; kinds];
     for l in &policy.layers {
         let members: Vec<usize> = (0..parsed.len()).filter(|&p| parsed[p].1 == l.document).collect();
         if members.is_empty() {
@@ -193,6 +195,17 @@ pub fn run(
                     trace: Vec::new(),
                 });
                 if below {
+                    refused[l.document as usize].get_or_insert_with(|| {
+                        let why = format!(
+                            "`{}` is not read: it is of layer `{}` ({}), and a `{}` counts only from `{}`",
+                            names(input),
+                            l.layers[layer],
+                            by.describe(),
+                            policy.documents[l.document as usize].name,
+                            l.layers[*top]
+                        );
+                        (input, first_key(&parsed[p].2), why)
+                    });
                     layer_names.push(DocLayer {
                         doc: input as u32,
                         kind: policy.documents[l.document as usize].name.clone(),
@@ -317,6 +330,25 @@ pub fn run(
     let roots =
         Roots { single: &single, all: &all, layers: &layer_names, now, given: &given, now_read: Default::default() };
     for rule in &policy.rules {
+        // A rule that judges a kind whose every document was refused as untrusted
+        // cannot establish anything: missing evidence, never a pass and never silence.
+        if let Some(&kind) = rule.reads.first()
+            && all[kind as usize].is_empty()
+            && let Some((input, span, why)) = &refused[kind as usize]
+        {
+            findings.push(Finding {
+                rule: rule.id.clone(),
+                outcome: Outcome::Unknown,
+                subject: names(*input),
+                message: format!("cannot be established: {why}"),
+                location: Some((*input as u32, *span)),
+                policy: Some(rule.loc),
+                labels: Vec::new(),
+                bound: Vec::new(),
+                trace: Vec::new(),
+            });
+            continue;
+        }
         let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
         findings.extend(out);
@@ -365,7 +397,11 @@ pub fn crowded(policy: &Policy, inputs: &[Input<'_>]) -> Vec<Crowded> {
     out
 }
 
-fn parse<'a>(policy: &Policy, doc: u32, input: &Input<'a>) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+pub(crate) fn parse<'a>(
+    policy: &Policy,
+    doc: u32,
+    input: &Input<'a>,
+) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
     if is_markdown(input.path) {
         let Some((kind, def)) =
             policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))

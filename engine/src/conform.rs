@@ -566,7 +566,14 @@ impl Cx<'_, '_> {
             } else {
                 false
             };
-            let val = self.value(&e.value, value_ty, field, &here);
+            let val = match field {
+                // `map K -> ref T`: each value names a file, read as the field's values are.
+                Some(f) if f.is_ref => {
+                    let each = FieldDef { ty: value_ty.clone(), ..f.clone() };
+                    self.reference(&e.value, &each, &here)
+                }
+                _ => self.value(&e.value, value_ty, field, &here),
+            };
             if let Some(f) = field {
                 self.bounds(f, &val, &here);
             }

@@ -124,6 +124,19 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub given: Vec<GivenFile>,
+    /// Previous versions of documents of the deployment (`--base`), each
+    /// compared with its document: what the new version loosens is the
+    /// kind's `change` finding.
+    #[default]
+    #[returns(ref)]
+    pub bases: Vec<BaseVersion>,
+}
+
+/// The previous version of a document of the deployment (`--base OLD`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BaseVersion {
+    pub document: SourceText,
+    pub base: SourceText,
 }
 
 /// A file the caller attached under a path a document records: read, or
@@ -387,7 +400,33 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
         return Report { documents, findings: Vec::new(), layers: Vec::new(), now_read: false };
     }
     let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
-    Report { documents, findings: run.findings, layers: run.layers, now_read: run.now_read }
+    let mut findings = run.findings;
+    for b in deployment.bases(db) {
+        let Some(i) = documents.iter().position(|d| *d == b.document) else { continue };
+        findings.extend(crate::change::compare(&compiled.policy, &inputs[i], i, &input(db, b.base)));
+    }
+    if !deployment.bases(db).is_empty() {
+        let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
+        findings.sort_by_key(pos);
+    }
+    Report { documents, findings, layers: run.layers, now_read: run.now_read }
+}
+
+/// The rule id a document's kind reports `change` findings under (`--base`),
+/// or why it cannot be compared with a previous version.
+pub fn change_rule(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Result<String, String> {
+    let compiled = compile_policy(db, set);
+    let policy = &compiled.policy;
+    let Some((kind, _)) = check::kind_layers(policy, &input(db, doc)) else {
+        return Err(format!(
+            "`{}` has no kind this policy declares, so it has no previous version to compare",
+            doc.path(db)
+        ));
+    };
+    let id = policy.documents.iter().position(|d| d.name == kind).unwrap_or(0) as crate::hir::DocKindId;
+    crate::change::change_rule(policy, id)
+        .map(|c| c.rule.clone())
+        .ok_or_else(|| format!("the policy does not say how a `{kind}` may change over time: its `layers of {kind}` declares no `on change rule`"))
 }
 
 /// A deployment checked, with the documents rules read (typed values) and

@@ -357,6 +357,8 @@ impl Walk<'_, '_> {
                     Truth::Unknown => "unknown",
                 };
                 let traced = self.step(ev, |_| (format!("require {}", check.text), result.into()));
+                // Explaining a requirement that failed: the first of its conjuncts that did, with what it read.
+                let first = traced && truth == Truth::False && self.first_false(ev, check);
                 match truth {
                     Truth::True => self.emit(ev, Outcome::Pass, String::new()),
                     Truth::False => {
@@ -368,11 +370,48 @@ impl Walk<'_, '_> {
                         self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
                 }
+                if first {
+                    self.steps.pop();
+                }
                 if traced {
                     self.steps.pop();
                 }
             }
         }
+    }
+
+    /// When explaining: records the first conjunct of a false requirement
+    /// that is false (`first false: ...`), with the values it read; false
+    /// when the requirement is not a conjunction.
+    fn first_false(&mut self, ev: &mut Evaluator<'_>, check: &Expr) -> bool {
+        let mut conjuncts = Vec::new();
+        conjuncts_of(check, &mut conjuncts);
+        if conjuncts.len() < 2 {
+            return false;
+        }
+        if let Some(reads) = ev.reads.as_mut() {
+            reads.clear();
+        }
+        for c in conjuncts {
+            if ev.eval(c).as_truth() == Truth::False {
+                return self.step(ev, |_| (format!("first false: {}", c.text), "false".into()));
+            }
+            if let Some(reads) = ev.reads.as_mut() {
+                reads.clear();
+            }
+        }
+        false
+    }
+}
+
+/// The conjuncts of `a and b and ...`, in the order written.
+fn conjuncts_of<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::And(a, b) => {
+            conjuncts_of(a, out);
+            conjuncts_of(b, out);
+        }
+        _ => out.push(e),
     }
 }
 
@@ -635,8 +674,20 @@ impl<'a> Evaluator<'a> {
         out
     }
 
+    /// The invalid value of a document that makes `e` unknown, if that is why
+    /// (a missing value is left unknown: absent is not the same as not applicable).
+    fn invalid_read(&mut self, e: &Expr) -> Option<Val> {
+        self.first_absent(e).filter(|v| matches!(v.origin, Origin::Document { .. }))
+    }
+
     /// The first value an expression reads that is absent, for UNKNOWN messages.
     pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
+        self.first_absent(e).map(|v| missing_what(&v))
+    }
+
+    /// The first value an expression reads that is absent (missing, or
+    /// invalid in its document), as it was read.
+    fn first_absent(&mut self, e: &Expr) -> Option<Val> {
         let children: Vec<&Expr> = match &e.kind {
             ExprKind::Field(b, _) | ExprKind::Column(b, _) => vec![b],
             ExprKind::MapGet(a, b) => vec![a, b],
@@ -672,11 +723,11 @@ impl<'a> Evaluator<'a> {
             ExprKind::Coalesce(_, b) => vec![b],
             ExprKind::Let { value, body, .. } => {
                 let v = self.eval(value);
-                let found = self.first_missing(value);
+                let found = self.first_absent(value);
                 if let ExprKind::Let { slot, .. } = &e.kind {
                     self.env[*slot as usize] = v;
                 }
-                return found.or_else(|| self.first_missing(body));
+                return found.or_else(|| self.first_absent(body));
             }
             ExprKind::CountBy { domain, .. }
             | ExprKind::Quant { domain, .. }
@@ -684,7 +735,7 @@ impl<'a> Evaluator<'a> {
             _ => vec![],
         };
         for c in children {
-            if let Some(found) = self.first_missing(c) {
+            if let Some(found) = self.first_absent(c) {
                 return Some(found);
             }
         }
@@ -700,7 +751,7 @@ impl<'a> Evaluator<'a> {
                     | ExprKind::Builtin(..)
             )
         {
-            return Some(missing_what(&v));
+            return Some(v);
         }
         None
     }
@@ -879,10 +930,16 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Concat(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
-                match (&x.kind, &y.kind) {
-                    (V::List(p), V::List(q)) => {
-                        Val::computed(V::List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
+                // The documents of a kind are a list too (`histories ++ [...]`).
+                let entries = |v: &Val| -> Option<Vec<Val>> {
+                    match &v.kind {
+                        V::List(p) => Some(p.to_vec()),
+                        V::Docs(k) => Some(self.all.get(*k as usize)?.iter().map(|(_, d)| d.clone()).collect()),
+                        _ => None,
                     }
+                };
+                match (entries(&x), entries(&y)) {
+                    (Some(p), Some(q)) => Val::computed(V::List(Arc::new(p.into_iter().chain(q).collect()))),
                     _ => Val::unknown(),
                 }
             }
@@ -1133,7 +1190,9 @@ impl<'a> Evaluator<'a> {
                         match self.eval(f).as_truth() {
                             Truth::True => {}
                             Truth::False => continue,
-                            Truth::Unknown => return Val::unknown(),
+                            // Unknown because of an invalid value of the document: say so
+                            // where the list is used, not by the rule's own names.
+                            Truth::Unknown => return self.invalid_read(f).unwrap_or_else(Val::unknown),
                         }
                     }
                     out.push(self.eval(value));
@@ -1242,6 +1301,7 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
         } else {
             p.saturating_mul(*q)
         }),
+        (V::Str(p) | V::Id(p), V::Str(q) | V::Id(q)) if add => V::Str(format!("{p}{q}").into()),
         (V::Time(p), V::Time(q)) if sub => V::Duration(p.saturating_sub(*q)),
         (V::Time(p), V::Duration(q)) if add => V::Time(p.saturating_add(*q)),
         (V::Duration(p), V::Time(q)) if add => V::Time(p.saturating_add(*q)),

@@ -119,6 +119,7 @@ pub const CHECK_DESCRIPTIONS: [(&str, &str); CHECK_KINDS] = [
     ("untrusted", "a lower layer sets a value that only a more trusted layer may set"),
     ("order", "two documents bound to one layer, one file bound twice, or two documents left unbound"),
     ("claim", "a document claims another layer than the one the invocation bound it to"),
+    ("change", "a new version of a document loosens or removes what its previous version (`--base`) said"),
 ];
 
 impl Policy {
@@ -322,7 +323,8 @@ pub const CHECK_LOOSEN: usize = 6;
 pub const CHECK_UNTRUSTED: usize = 7;
 pub const CHECK_ORDER: usize = 8;
 pub const CHECK_CLAIM: usize = 9;
-pub const CHECK_KINDS: usize = 10;
+pub const CHECK_CHANGE: usize = 10;
+pub const CHECK_KINDS: usize = 11;
 
 /// The rule id of each structural check, where one is declared.
 pub type Checks = [Option<CheckDef>; CHECK_KINDS];
@@ -363,6 +365,10 @@ pub struct FieldDef {
     /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
     #[serde(default)]
     pub invalid: Option<CheckDef>,
+    /// `grows tighter` / `shrinks tighter`: which way the list tightens. A lower
+    /// layer may change such a list in that direction only.
+    #[serde(default)]
+    pub growth: Option<grail_lang::ast::Growth>,
     pub docs: Vec<String>,
     pub loc: Loc,
 }

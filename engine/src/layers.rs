@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use grail_lang::ast::BoundKind;
+use grail_lang::ast::{BoundKind, Growth};
 
 use crate::conform::tight_enough;
 use crate::diagnostic::{Finding, Outcome};
@@ -554,6 +554,9 @@ impl Merger<'_, '_> {
                 };
                 Val::new(ValKind::Map(Arc::new(entries)), origin)
             }
+            (Ty::List(elem), ValKind::List(_)) if field.growth.is_some() => {
+                self.grow(base, over, elem, field, path, keys)
+            }
             _ => {
                 let Some(kind) = self.order(ty, field) else {
                     let message = format!(
@@ -586,4 +589,107 @@ impl Merger<'_, '_> {
             }
         }
     }
+
+    /// A list that tightens in one direction (`grows tighter`, `shrinks
+    /// tighter`), set by a lower layer. Entries are matched by identity (a
+    /// record's identity field, a scalar's value). Growing: an entry the
+    /// layers above do not have is added, one they have is the same entry
+    /// and may only tighten, and one left out stays. Shrinking: the lower
+    /// layer's list is the effective one when every entry of it is above.
+    fn grow(
+        &mut self,
+        base: &Val,
+        over: &Val,
+        elem: &Ty,
+        field: &FieldDef,
+        path: &str,
+        keys: &mut Vec<(EnumId, u32)>,
+    ) -> Val {
+        let ValKind::List(lower) = &over.kind else { return base.clone() };
+        let above: Vec<Val> = match &base.kind {
+            ValKind::List(b) => b.to_vec(),
+            _ => Vec::new(),
+        };
+        let origin = if matches!(base.kind, ValKind::List(_)) { base.origin.clone() } else { over.origin.clone() };
+        let policy = self.l.policy;
+        let at = |list: &[Val], v: &Val| list.iter().position(|b| same_entry(policy, b, v, elem));
+        if field.growth == Some(Growth::Shrinks) {
+            if let Some(added) = lower.iter().find(|o| at(&above, o).is_none()) {
+                let message = format!(
+                    "layer `{}` adds `{}` to `{path}`, which tightens only by shrinking; a lower layer may only remove entries",
+                    self.layer_name(self.layer),
+                    added.display(self.l.policy)
+                );
+                self.refuse(CHECK_LOOSEN, added, Some(base), path, message);
+                return base.clone();
+            }
+            self.outcome(CHECK_LOOSEN, Outcome::Pass, path, over, String::new());
+            return over.clone();
+        }
+        let mut out = above;
+        for (i, o) in lower.iter().enumerate() {
+            let here = format!("{path}[{i}]");
+            match at(&out, o) {
+                Some(j) => {
+                    let refused = self.refusals(CHECK_LOOSEN);
+                    out[j] = self.same_tighter(&out[j], o, elem, &here, keys);
+                    if self.refusals(CHECK_LOOSEN) == refused {
+                        self.outcome(CHECK_LOOSEN, Outcome::Pass, &here, o, String::new());
+                    }
+                }
+                None => {
+                    self.outcome(CHECK_LOOSEN, Outcome::Pass, &here, o, String::new());
+                    out.push(o.clone());
+                }
+            }
+        }
+        Val::new(ValKind::List(Arc::new(out)), origin)
+    }
+
+    /// An entry a lower layer names that the layers above declared: the same
+    /// entry, which may gain in its own lists that grow tighter and tighten
+    /// its ordered values, and changes nothing else (`loosen` otherwise).
+    fn same_tighter(&mut self, above: &Val, lower: &Val, elem: &Ty, path: &str, keys: &mut Vec<(EnumId, u32)>) -> Val {
+        let (Ty::Record(r), ValKind::Record(_, af), ValKind::Record(_, lf)) = (elem, &above.kind, &lower.kind) else {
+            return above.clone();
+        };
+        let def = &self.l.policy.records[*r as usize];
+        let mut out = af.to_vec();
+        for (i, f) in def.fields.iter().enumerate() {
+            let (Some(a), Some(l)) = (af.get(i), lf.get(i)) else { continue };
+            let here = join(path, &f.name);
+            if !set_by_document(l) || a.same(l) == Some(true) {
+                continue;
+            }
+            let grows = matches!(f.ty, Ty::List(_)) && f.growth.is_some();
+            if grows || self.order(&f.ty, f).is_some() || matches!(f.ty, Ty::Record(_)) {
+                out[i] = self.tighten(a, l, &f.ty, f, &here, keys);
+                continue;
+            }
+            let message = format!(
+                "layer `{}` changes `{here}` from `{}` to `{}`; a lower layer may add to an entry declared above, never change it",
+                self.layer_name(self.layer),
+                a.display(self.l.policy),
+                l.display(self.l.policy)
+            );
+            self.refuse(CHECK_LOOSEN, l, Some(a), &here, message);
+        }
+        Val::new(ValKind::Record(*r, Arc::new(out)), above.origin.clone())
+    }
+}
+
+/// Whether two entries of a list are one thing: records by their identity field, scalars by value.
+pub(crate) fn same_entry(policy: &Policy, a: &Val, b: &Val, elem: &Ty) -> bool {
+    if let Ty::Record(r) = elem
+        && let Some(id) = policy.records[*r as usize].identity
+    {
+        return match (&a.kind, &b.kind) {
+            (ValKind::Record(_, x), ValKind::Record(_, y)) => match (x.get(id), y.get(id)) {
+                (Some(x), Some(y)) => x.same(y) == Some(true),
+                _ => false,
+            },
+            _ => false,
+        };
+    }
+    a.same(b) == Some(true)
 }

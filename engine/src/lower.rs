@@ -37,7 +37,8 @@ pub fn lower(files: &[&ast::SourceFile]) -> Lowered {
 enum Global {
     Enum(EnumId),
     Record(RecordId),
-    Document(DocKindId),
+    /// A document kind, and the record of its top-level keys.
+    Document(DocKindId, RecordId),
     Matrix(MatrixId),
     Fn(u32, usize),
 }
@@ -99,7 +100,7 @@ impl Lowerer {
                                 );
                             }
                         }
-                        Global::Document(documents - 1)
+                        Global::Document(documents - 1, records - 1)
                     }
                     ast::Item::Layers(_) => continue,
                     ast::Item::Question(q) => {
@@ -268,6 +269,8 @@ impl Lowerer {
         match self.globals.get(&name.text).map(|g| g.0) {
             Some(Global::Enum(e)) => Ty::Enum(e),
             Some(Global::Record(r)) if allow_records => Ty::Record(r),
+            // A document kind's top-level keys are a record: a `ref` to a file of that kind reads it so.
+            Some(Global::Document(_, r)) if allow_records => Ty::Record(r),
             Some(_) => {
                 self.error(
                     "type-mismatch",
@@ -660,6 +663,7 @@ impl Lowerer {
                 ast::CheckKind::Untrusted => CHECK_UNTRUSTED,
                 ast::CheckKind::Order => CHECK_ORDER,
                 ast::CheckKind::Claim => CHECK_CLAIM,
+                ast::CheckKind::Change => CHECK_CHANGE,
             };
             let loc = Loc { file, span: c.span };
             if out[i].is_some() {
@@ -748,17 +752,33 @@ impl Lowerer {
 
     fn field(&mut self, field: &ast::Field, file: u32) -> FieldDef {
         let (ty, int_min) = self.type_expr(&field.ty, file);
+        if let Some((_, span)) = field.growth
+            && !matches!(ty, Ty::List(_) | Ty::Map(..) | Ty::Error)
+        {
+            let t = self.ty_name(&ty);
+            self.error(
+                "type-mismatch",
+                Loc { file, span },
+                format!("`{}` is a `{t}`: only a list or a map grows or shrinks tighter", field.name.text),
+            );
+        }
         FieldDef {
             name: field.name.text.clone(),
             ty,
             int_min,
             optional: field.optional || field.default.is_some(),
-            is_ref: matches!(field.ty, ast::TypeExpr::Ref(..)),
+            // `ref T`, or `map K -> ref T`: every value of the map names a file.
+            is_ref: match &field.ty {
+                ast::TypeExpr::Ref(..) => true,
+                ast::TypeExpr::Map(_, value, _) => matches!(**value, ast::TypeExpr::Ref(..)),
+                _ => false,
+            },
             nullable: field.nullable.is_some(),
             default: None,
             bounds: Vec::new(),
             unique: None,
             invalid: field.invalid.as_ref().map(|r| CheckDef { rule: r.text.clone(), loc: Loc { file, span: r.span } }),
+            growth: field.growth.map(|(g, _)| g),
             docs: field.docs.clone(),
             loc: Loc { file, span: field.name.span },
         }
@@ -877,7 +897,7 @@ impl Lowerer {
             for item in &file.items {
                 let ast::Item::Layers(l) = item else { continue };
                 let loc = Loc { file: f, span: l.document.span };
-                let Some(Global::Document(doc)) = self.globals.get(&l.document.text).map(|g| g.0) else {
+                let Some(Global::Document(doc, _)) = self.globals.get(&l.document.text).map(|g| g.0) else {
                     let names: Vec<String> = self.policy.documents.iter().map(|d| d.name.clone()).collect();
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     self.unknown_name(loc, "document kind", &l.document.text, &names);
@@ -1848,14 +1868,16 @@ impl<'a> RuleLowerer<'a> {
         }
     }
 
-    /// The type of `a + b`, `a - b` or `a * b`: ints; an instant minus an
-    /// instant is a duration; an instant plus or minus a duration an instant;
+    /// The type of `a + b`, `a - b` or `a * b`: ints; two strings join; an
+    /// instant minus an instant is a duration; an instant plus or minus a duration an instant;
     /// durations add, subtract and are multiplied by an int.
     fn arithmetic(&mut self, op: ast::BinOp, at: &Ty, bt: &Ty, a: &ast::Expr, b: &ast::Expr, e: &ast::Expr) -> Ty {
         use ast::BinOp as B;
         let found = match (op, at, bt) {
             (_, Ty::Error, _) | (_, _, Ty::Error) => Some(Ty::Error),
             (_, Ty::Int, Ty::Int) => Some(Ty::Int),
+            // Strings join: `summary + " Rebound ..."`.
+            (B::Add, Ty::Str | Ty::Id, Ty::Str | Ty::Id) => Some(Ty::Str),
             (B::Sub, Ty::Time, Ty::Time) => Some(Ty::Duration),
             (B::Add | B::Sub, Ty::Time, Ty::Duration) | (B::Add, Ty::Duration, Ty::Time) => Some(Ty::Time),
             (B::Add | B::Sub, Ty::Duration, Ty::Duration) => Some(Ty::Duration),

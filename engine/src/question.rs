@@ -34,8 +34,11 @@ pub fn decide_traced(policy: &Policy, run: &Run) -> Vec<(Decision, Vec<Read>)> {
 fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)> {
     let mut out = Vec::new();
     for q in &policy.questions {
-        // Explanations answer the questions about the documents checked, and only those.
-        if trace && (q.reads.is_empty() || q.reads.iter().any(|k| run.all.get(*k as usize).is_none_or(Vec::is_empty))) {
+        // Explanations answer the questions about the documents checked, and only those: a
+        // question is about them when a kind it reads is among them (the histories, or the
+        // task states that attach them).
+        let about = q.reads.iter().any(|k| run.all.get(*k as usize).is_some_and(|d| !d.is_empty()));
+        if trace && (q.reads.is_empty() || !about) {
             continue;
         }
         let mut ev = crate::eval::Evaluator {

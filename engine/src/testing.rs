@@ -38,6 +38,10 @@ pub const ATTACH_FILE: &str = "attach.bind";
 /// The file of a folder case that states the time of the check, as `--now`
 /// does: one RFC 3339 date-time. It is not a document.
 pub const NOW_FILE: &str = "now.bind";
+/// The file of a folder case that gives documents their previous versions,
+/// as `--base` does: one `NEW=OLD` per line, both relative to the folder.
+/// The previous versions are not documents.
+pub const BASE_FILE: &str = "base.bind";
 
 /// A file of the policy's folder: its path relative to the folder, and its text.
 pub struct File<'a> {
@@ -299,12 +303,14 @@ fn case_now(case: &Case, files: &[File<'_>]) -> Result<Option<i128>, String> {
 pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i128>) -> Result<Vec<Finding>, String> {
     let binds = case_bindings(case, files, LAYERS_FILE)?;
     let given = case_bindings(case, files, ATTACH_FILE)?;
+    let bases = case_bindings(case, files, BASE_FILE)?;
     let now = case_now(case, files)?.or(now);
     let members: Vec<&File<'_>> = case
         .files
         .iter()
-        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | NOW_FILE)))
+        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE)))
         .filter(|p| !given.iter().any(|(_, g)| g == *p))
+        .filter(|p| !bases.iter().any(|(_, b)| b == *p))
         .filter_map(|p| file(files, p))
         .collect();
     let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
@@ -328,9 +334,11 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     for (_, _, target) in &named {
         if !extra.iter().any(|(p, _)| p == target)
             && let Some(f) = file(files, target)
-            && let Some(l) = load(f)
         {
-            extra.push((target.clone(), l));
+            // An attached file is read as the command line reads it, whatever its name
+            // (a Markdown Plan named by a `ref string` too: its text is what counts).
+            let format = crate::db::document_format(f.path, f.text);
+            extra.push((target.clone(), document::load(f.text, format, &Limits::default())));
         }
     }
     let mut attachments = Vec::new();
@@ -363,7 +371,20 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Some(Bound { input, layer, by: BoundBy::Flag })
         })
         .collect();
-    Ok(check::check_with(policy, &inputs, &attachments, &bindings, now))
+    let mut findings = check::check_with(policy, &inputs, &attachments, &bindings, now);
+    let manifest = case.files.iter().find(|p| p.rsplit('/').next() == Some(BASE_FILE));
+    let folder = manifest.and_then(|p| p.rsplit_once('/')).map_or("", |(d, _)| d);
+    for (new, old) in &bases {
+        let new = normalise(&format!("{folder}/{new}")).unwrap_or_default();
+        let Some(i) = inputs.iter().position(|x| x.path == new) else {
+            return Err(format!("{BASE_FILE}: `{new}` is not a document of the case"));
+        };
+        let Some(f) = file(files, old) else { continue };
+        let loaded = load(f);
+        let previous = Input { path: f.path, text: f.text, loaded: loaded.as_ref() };
+        findings.extend(crate::change::compare(policy, &inputs[i], i, &previous));
+    }
+    Ok(findings)
 }
 
 /// How many lines differ between two twins (files matched by name).

@@ -300,6 +300,8 @@ impl Val {
     /// How a value reads in a message: `C3`, `auto`, `2`, `[a, b]`, `absent`.
     pub fn display(&self, policy: &Policy) -> String {
         match &self.kind {
+            // Written in the document, but not a value of its type: its type finding says why.
+            ValKind::Absent if matches!(self.origin, Origin::Document { .. }) => "invalid".into(),
             ValKind::Absent => "absent".into(),
             ValKind::Null => "null".into(),
             ValKind::File { path, .. } => shown(path).into_owned(),

@@ -376,3 +376,30 @@ fn paths_resolve_by_their_text_and_globs_keep_to_segments() {
     assert!(star.is_match("state/x.yaml") && !star.is_match("state/T-1/workflow.yaml"));
     assert!(glob("a/[").is_err());
 }
+
+const JOIN: &str = r#"
+document Audit as audit where kind absent {
+  on syntax rule audit.syntax
+  on duplicate_key rule audit.duplicate_key
+  on unknown_key rule audit.unknown_key
+  on type rule audit.type
+  source: string
+  rebound: string
+}
+fn suffix() = " Rebound."
+rule audit.rebound
+  require audit.rebound == audit.source + suffix() else fail "`{audit.rebound}` is not `{audit.source + suffix()}`"
+"#;
+
+#[test]
+fn strings_join_with_plus_and_compare_exactly() {
+    let pass = check(JOIN, &[("a.yaml", "source: Risks bounded.\nrebound: Risks bounded. Rebound.\n")], None);
+    assert_eq!(outcome(&pass, "audit.rebound", "a.yaml").0, Outcome::Pass);
+    // The suffix in front, twice, or without its space: each is another string.
+    for rebound in ["Rebound. Risks bounded.", "Risks bounded. Rebound. Rebound.", "Risks bounded.Rebound."] {
+        let doc = format!("source: Risks bounded.\nrebound: {rebound}\n");
+        let (o, m) = outcome(&check(JOIN, &[("a.yaml", &doc)], None), "audit.rebound", "a.yaml");
+        assert_eq!(o, Outcome::Fail, "{rebound}");
+        assert!(m.contains("is not `Risks bounded. Rebound.`"), "{m}");
+    }
+}

@@ -136,6 +136,8 @@ pub enum CheckKind {
     Order,
     /// Layers: a document claims another layer than the one it is bound to.
     Claim,
+    /// Versions: a new version loosens or removes what the previous one said (`--base`).
+    Change,
 }
 
 impl CheckKind {
@@ -151,6 +153,7 @@ impl CheckKind {
             CheckKind::Untrusted => "untrusted",
             CheckKind::Order => "order",
             CheckKind::Claim => "claim",
+            CheckKind::Change => "change",
         }
     }
 }
@@ -240,7 +243,18 @@ pub struct Field {
     pub unique: Option<Name>,
     /// `invalid rule ID`: the rule a value of the wrong type is a finding of.
     pub invalid: Option<Name>,
+    /// `grows tighter` or `shrinks tighter`: which way a list tightens.
+    pub growth: Option<(Growth, Span)>,
     pub span: Span,
+}
+
+/// Which way a list changes when it tightens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Growth {
+    /// More entries is tighter (checker slots, relations a slot must satisfy).
+    Grows,
+    /// Fewer entries is tighter (the classes allowed to run unattended).
+    Shrinks,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

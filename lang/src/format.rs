@@ -546,6 +546,13 @@ impl<'a> Layout<'a> {
         if let Some(rule) = &f.invalid {
             clauses.push((rule.span, format!("invalid rule {}", rule.text)));
         }
+        if let Some((growth, span)) = f.growth {
+            let kind = match growth {
+                Growth::Grows => "grows",
+                Growth::Shrinks => "shrinks",
+            };
+            clauses.push((span, format!("{kind} tighter")));
+        }
         clauses.sort_by_key(|(span, _)| span.start);
         let one_line = clauses.iter().fold(head.clone(), |line, (_, clause)| format!("{line} {clause}"));
         if f.bounds.is_empty() && STEP + width(&one_line) <= WIDTH {

@@ -483,6 +483,7 @@ impl Builder {
             Some("untrusted") => CheckKind::Untrusted,
             Some("order") => CheckKind::Order,
             Some("claim") => CheckKind::Claim,
+            Some("change") => CheckKind::Change,
             _ => CheckKind::Type,
         };
         let rule = self.name(it.next().expect("rule id"));
@@ -590,6 +591,7 @@ impl Builder {
             bounds: vec![],
             unique: None,
             invalid: None,
+            growth: None,
             span,
         };
         for p in it {
@@ -615,6 +617,14 @@ impl Builder {
                     field.bounds.push(Bound { kind, column, rule, span });
                 }
                 Rule::invalid_clause => field.invalid = p.into_inner().next().map(|r| self.name(r)),
+                Rule::growth_clause => {
+                    let span = self.span(&p);
+                    let growth = match p.into_inner().next().map(|k| k.as_str()) {
+                        Some("shrinks") => Growth::Shrinks,
+                        _ => Growth::Grows,
+                    };
+                    field.growth = Some((growth, span));
+                }
                 _ => field.unique = p.into_inner().next().map(|r| self.name(r)),
             }
         }

@@ -73,6 +73,31 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
         return vec![d];
     }
     if let Some((deployment, _)) = ws.deployment_of(uri) {
+        // A deployment that holds two documents of a kind allowed once is refused, as
+        // `grail check` refuses it: said at both documents, and nothing else checked.
+        let docs = deployment.documents(&ws.db);
+        let crowded = grail_engine::db::crowded_deployment(&ws.db, ws.set, deployment);
+        if !crowded.is_empty() {
+            let name = |i: u32| docs.get(i as usize).map(|d| d.path(&ws.db).clone()).unwrap_or_default();
+            return crowded
+                .iter()
+                .flat_map(|c| [(c, c.first), (c, c.second)])
+                .filter(|(_, (d, _))| docs.get(*d as usize) == Some(&source))
+                .map(|(c, (_, span))| Diagnostic {
+                    range: range(ws, source, grail_lang::ast::Span::new(span.start, span.start)),
+                    severity: Some(DiagnosticSeverity::ERROR),
+                    code: Some(NumberOrString::String("at-most-one".into())),
+                    source: Some("grail".into()),
+                    message: format!(
+                        "this deployment holds two `{}` documents, `{}` and `{}`; one check holds at most one, so none is checked\nhelp: put each in a deployment of its own in grail.toml",
+                        c.kind,
+                        name(c.first.0),
+                        name(c.second.0)
+                    ),
+                    ..Diagnostic::default()
+                })
+                .collect();
+        }
         // The findings of the whole deployment, each shown in the file it points into.
         let report = check_deployment(&ws.db, ws.set, deployment);
         let first = deployment.documents(&ws.db).first().copied();

@@ -143,3 +143,24 @@ async fn a_marker_near_miss_in_a_work_item_is_said() {
     assert_eq!(c.diagnostics(&readme).await, Vec::<Value>::new());
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_deployment_with_two_packs_is_refused_at_both_as_the_command_line_refuses_it() {
+    let dir = TempDir::new("two-packs");
+    let pack = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/scenarios/pack.yaml"))
+        .expect("the example pack");
+    std::fs::write(dir.0.join("a.yaml"), &pack).expect("write");
+    std::fs::write(dir.0.join("b.yaml"), &pack).expect("write");
+    let toml = "[policy]\nfolders = [\"shipped\"]\n\n[deployments.packs]\ndocuments = [\"a.yaml\", \"b.yaml\"]\n";
+    std::fs::write(dir.0.join("grail.toml"), toml).expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    for name in ["a.yaml", "b.yaml"] {
+        let doc = uri(&dir.0.join(name));
+        c.open(&doc, &pack).await;
+        let d = c.diagnostics_until(&doc, |d| !d.is_empty()).await;
+        assert_eq!(codes(&d), ["at-most-one"], "{name}: {d:#?}");
+        let message = d[0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("a.yaml") && message.contains("b.yaml"), "{message}");
+    }
+    c.shutdown().await;
+}

@@ -19,7 +19,7 @@
   "default" "floor" "ceiling" "unique" "identity" "columns" "by" "of" "layer"
   "only" "sets" "any" "action" "principal" "resource" "tightest_first" "ordered"
   "syntax" "duplicate_key" "unknown_key" "missing_key" "type" "empty" "loosen"
-  "untrusted" "order"
+  "untrusted" "order" "invalid" "grows" "shrinks" "tighter"
 ] @keyword
 
 [ "map" "list" "ref" "int" ] @type.builtin

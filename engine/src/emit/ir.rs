@@ -19,8 +19,19 @@ use crate::hir::{
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The names of the structural checks, in the order of [`Checks`].
-const CHECK_NAMES: [&str; CHECK_KINDS] =
-    ["syntax", "duplicate_key", "unknown_key", "type", "missing_key", "empty", "loosen", "untrusted", "order", "claim"];
+const CHECK_NAMES: [&str; CHECK_KINDS] = [
+    "syntax",
+    "duplicate_key",
+    "unknown_key",
+    "type",
+    "missing_key",
+    "empty",
+    "loosen",
+    "untrusted",
+    "order",
+    "claim",
+    "change",
+];
 
 /// The lowered policy as JSON; `name` is the policy's name (its folder).
 pub fn ir(policy: &Policy, name: &str) -> Value {
@@ -212,6 +223,10 @@ fn field(policy: &Policy, f: &FieldDef) -> Value {
         "bounds": bounds,
         "unique": f.unique.as_ref().map(|u| u.rule.clone()),
         "invalid": f.invalid.as_ref().map(|c| c.rule.clone()),
+        "growth": f.growth.map(|g| match g {
+            grail_lang::ast::Growth::Grows => "grows",
+            grail_lang::ast::Growth::Shrinks => "shrinks",
+        }),
         "docs": f.docs,
     })
 }

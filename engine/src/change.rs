@@ -1,0 +1,271 @@
+//! Tighten-only over time (`grail check --base OLD NEW`): a new version of a
+//! document compared with its previous one, field by field, in the
+//! directions the policy declares. An ordered value (a `tightest_first`
+//! enumeration, an int or bool with a floor or ceiling) may only tighten; a
+//! list or map declared `grows tighter` may only gain entries (matched by
+//! identity) and `shrinks tighter` only lose them; anything else that changes
+//! has no declared direction and is the kind's `change` finding too (fail
+//! closed: the policy must say). Files a document names (`ref`) are evidence,
+//! not settings, and are not compared.
+
+use std::sync::Arc;
+
+use grail_lang::ast::{BoundKind, Growth, Span};
+
+use crate::check::{Input, parse};
+use crate::conform::{Env, conform, tight_enough};
+use crate::diagnostic::{Finding, Outcome};
+use crate::hir::*;
+use crate::value::{Origin, Val, ValKind};
+
+/// The index the previous version's values carry as their document: it is
+/// never one of the deployment's documents.
+const OLD: u32 = u32::MAX - 1;
+
+/// The findings of comparing `new` (input `new_index` of the deployment)
+/// with its previous version `old`: the kind's `change` rule FAILs where the
+/// new version loosens or removes, and PASSes once when it does not. Empty
+/// when either cannot be read, when they are of different kinds, or when the
+/// kind declares no `change` rule (the caller says so before checking).
+pub fn compare(policy: &Policy, new: &Input<'_>, new_index: usize, old: &Input<'_>) -> Vec<Finding> {
+    let (Ok(Some((kind, new_node))), Ok(Some((old_kind, old_node)))) =
+        (parse(policy, new_index as u32, new), parse(policy, OLD, old))
+    else {
+        return Vec::new();
+    };
+    if kind != old_kind {
+        return Vec::new();
+    }
+    let Some(rule) = change_rule(policy, kind) else { return Vec::new() };
+    let none = Checks::default();
+    let never = |_: &str| crate::conform::Resolved::Refused("not compared".into());
+    let env = Env { overrides: &none, resolve: &never };
+    let (new_root, _) = conform(policy, kind, new_index as u32, &new_node, &env);
+    let (old_root, _) = conform(policy, kind, OLD, &old_node, &env);
+    let record = policy.documents[kind as usize].record;
+    let mut v = Versions { policy, rule, old, findings: Vec::new() };
+    let at = Some((new_index as u32, Span::new(0, 0)));
+    v.walk(&old_root, &new_root, &Ty::Record(record), None, "", at);
+    if v.findings.is_empty() {
+        v.findings.push(Finding {
+            rule: rule.rule.clone(),
+            outcome: Outcome::Pass,
+            subject: new.path.to_string(),
+            message: String::new(),
+            location: at,
+            policy: Some(rule.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
+    }
+    v.findings
+}
+
+/// The rule a kind's `change` findings carry (`on change rule ID` in its layers).
+pub fn change_rule(policy: &Policy, kind: DocKindId) -> Option<&CheckDef> {
+    policy.layers.iter().find(|l| l.document == kind)?.checks[CHECK_CHANGE].as_ref()
+}
+
+struct Versions<'a> {
+    policy: &'a Policy,
+    rule: &'a CheckDef,
+    old: &'a Input<'a>,
+    findings: Vec<Finding>,
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+impl Versions<'_> {
+    /// Where a value of the previous version was: `old.yaml:12`.
+    fn was(&self, v: &Val) -> String {
+        match &v.origin {
+            Origin::Document { doc, span, .. } if *doc == OLD => {
+                let line = self.old.text.get(..span.start).map_or(0, |t| t.matches('\n').count()) + 1;
+                format!("{}:{line}", self.old.path)
+            }
+            Origin::Policy(_) => "the policy's default".into(),
+            _ => self.old.path.to_string(),
+        }
+    }
+
+    fn loosen(&mut self, path: &str, at: Option<(u32, Span)>, message: String) {
+        self.findings.push(Finding {
+            rule: self.rule.rule.clone(),
+            outcome: Outcome::Fail,
+            subject: if path.is_empty() { "document".into() } else { path.to_string() },
+            message,
+            location: at,
+            policy: Some(self.rule.loc),
+            labels: Vec::new(),
+            bound: Vec::new(),
+            trace: Vec::new(),
+        });
+    }
+
+    fn show(&self, v: &Val) -> String {
+        v.display(self.policy)
+    }
+
+    /// The direction an ordered scalar tightens in, if it has one.
+    fn order(&self, ty: &Ty, field: Option<&FieldDef>) -> Option<BoundKind> {
+        match ty {
+            Ty::Enum(e) if self.policy.enums[*e as usize].order == grail_lang::ast::EnumOrder::TightestFirst => {
+                Some(BoundKind::Floor)
+            }
+            Ty::Int | Ty::Bool => field?.bounds.first().map(|b| b.kind),
+            _ => None,
+        }
+    }
+
+    fn walk(&mut self, old: &Val, new: &Val, ty: &Ty, field: Option<&FieldDef>, path: &str, near: Option<(u32, Span)>) {
+        let here = new.origin.document_span().filter(|_| !new.is_absent()).or(near);
+        match (old.is_absent(), new.is_absent()) {
+            (true, true) => return,
+            (false, true) => {
+                let message =
+                    format!("`{path}` was `{}` ({}) and the new version removes it", self.show(old), self.was(old));
+                return self.loosen(path, here, message);
+            }
+            (true, false) => {
+                // Something new where nothing was: a record is judged field by field; a list or
+                // map that grows tighter and an ordered value have a direction to add in.
+                let grows =
+                    field.and_then(|f| f.growth) == Some(Growth::Grows) && matches!(ty, Ty::List(_) | Ty::Map(..));
+                if matches!(ty, Ty::Record(_)) {
+                    self.fields(old, new, ty, path, here);
+                } else if !grows && self.order(ty, field).is_none() {
+                    let message = format!(
+                        "the new version adds `{path}` (`{}`), which has no declared direction: the policy does not say that adding it tightens",
+                        self.show(new)
+                    );
+                    self.loosen(path, here, message);
+                }
+                return;
+            }
+            (false, false) => {}
+        }
+        match ty {
+            Ty::Record(_) => self.fields(old, new, ty, path, here),
+            Ty::Map(_, vt) => {
+                let (ValKind::Map(oe), ValKind::Map(ne)) = (&old.kind, &new.kind) else { return };
+                let growth = field.and_then(|f| f.growth);
+                for (k, ov) in oe.iter() {
+                    let key = join(path, &k.display(self.policy));
+                    match ne.iter().find(|(nk, _)| nk.same(k) == Some(true)) {
+                        Some((_, nv)) => self.walk(ov, nv, vt, field, &key, here),
+                        None if growth == Some(Growth::Shrinks) => {}
+                        None => {
+                            let message = format!(
+                                "`{key}` was `{}` ({}) and the new version removes it",
+                                self.show(ov),
+                                self.was(ov)
+                            );
+                            self.loosen(&key, here, message);
+                        }
+                    }
+                }
+                for (k, nv) in ne.iter() {
+                    if oe.iter().any(|(ok, _)| ok.same(k) == Some(true)) || growth == Some(Growth::Grows) {
+                        continue;
+                    }
+                    let key = join(path, &k.display(self.policy));
+                    let at = k.origin.document_span().or(here);
+                    let message = format!(
+                        "the new version adds `{key}` (`{}`) to a map the policy does not declare `grows tighter`",
+                        self.show(nv)
+                    );
+                    self.loosen(&key, at, message);
+                }
+            }
+            Ty::List(elem) => {
+                let (ValKind::List(oe), ValKind::List(ne)) = (&old.kind, &new.kind) else { return };
+                match field.and_then(|f| f.growth) {
+                    None => {
+                        if old.same(new) != Some(true) {
+                            let message = format!(
+                                "`{path}` was `{}` ({}) and is `{}`: a list the policy does not say grows or shrinks tighter may not change",
+                                self.show(old),
+                                self.was(old),
+                                self.show(new)
+                            );
+                            self.loosen(path, here, message);
+                        }
+                    }
+                    Some(growth) => {
+                        let policy = self.policy;
+                        let find = |list: &Arc<Vec<Val>>, v: &Val| {
+                            list.iter().position(|x| crate::layers::same_entry(policy, x, v, elem))
+                        };
+                        for (i, ov) in oe.iter().enumerate() {
+                            let entry = format!("{path}[{i}]");
+                            match find(ne, ov) {
+                                Some(j) => self.walk(ov, &ne[j], elem, None, &entry, here),
+                                None if growth == Growth::Shrinks => {}
+                                None => {
+                                    let message = format!(
+                                        "`{path}` had {} ({}), and the new version removes it: the list only grows tighter",
+                                        self.show(ov),
+                                        self.was(ov)
+                                    );
+                                    self.loosen(&entry, here, message);
+                                }
+                            }
+                        }
+                        if growth == Growth::Shrinks {
+                            for (j, nv) in ne.iter().enumerate() {
+                                if find(oe, nv).is_none() {
+                                    let message = format!(
+                                        "the new version adds {} to `{path}`, which only shrinks tighter",
+                                        self.show(nv)
+                                    );
+                                    let at = nv.origin.document_span().or(here);
+                                    self.loosen(&format!("{path}[{j}]"), at, message);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                if old.same(new) == Some(true) {
+                    return;
+                }
+                let looser = match self.order(ty, field) {
+                    Some(kind) => tight_enough(new, old, kind) == Some(false),
+                    None => true,
+                };
+                if looser {
+                    let how = if self.order(ty, field).is_some() {
+                        "looser"
+                    } else {
+                        "a change the policy declares no direction for"
+                    };
+                    let message = format!(
+                        "`{path}` was `{}` ({}) and is `{}`: {how}; a new version may only tighten",
+                        self.show(old),
+                        self.was(old),
+                        self.show(new)
+                    );
+                    self.loosen(path, here, message);
+                }
+            }
+        }
+    }
+
+    fn fields(&mut self, old: &Val, new: &Val, ty: &Ty, path: &str, here: Option<(u32, Span)>) {
+        let Ty::Record(r) = ty else { return };
+        let def = &self.policy.records[*r as usize];
+        let ValKind::Record(_, nf) = &new.kind else { return };
+        let of: Vec<Val> = match &old.kind {
+            ValKind::Record(_, of) => of.to_vec(),
+            _ => def.fields.iter().map(|f| Val::missing(&f.name, None, Span::default())).collect(),
+        };
+        for (i, f) in def.fields.iter().enumerate() {
+            let (Some(o), Some(n)) = (of.get(i), nf.get(i)) else { continue };
+            self.walk(o, n, &f.ty, Some(f), &join(path, &f.name), here);
+        }
+    }
+}
