@@ -423,3 +423,34 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
     );
     assert!(cases.len() > 20, "only {} cases", cases.len());
 }
+
+#[test]
+fn a_folder_and_standard_input_are_inputs_as_for_check() {
+    // A folder: every document in it, as `grail check` reads it.
+    let by_folder =
+        compile(&scratch("folder"), &["--target", "cedar", "--now", "2026-08-20T00:00:00Z", "examples/org/history"]);
+    let by_file = compile(
+        &scratch("file"),
+        &["--target", "cedar", "--now", "2026-08-20T00:00:00Z", "examples/org/history/step-002.yaml"],
+    );
+    assert_eq!(by_folder, by_file);
+    // `-`: the document on standard input.
+    let text =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/org/history/step-002.yaml")).expect("read");
+    let dir = scratch("stdin");
+    let out = dir.to_string_lossy().into_owned();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(["compile", "--target", "cedar", "--now", "2026-08-20T00:00:00Z", "--out", &out, "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("grail runs");
+    use std::io::Write as _;
+    child.stdin.take().expect("stdin").write_all(&text).expect("write");
+    let status = child.wait_with_output().expect("grail ends");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stdout));
+    let cedar = |files: &[(String, Vec<u8>)]| files.iter().find(|(n, _)| n.ends_with(".cedar")).map(|(_, b)| b.clone());
+    assert_eq!(cedar(&files(&dir)), cedar(&by_file), "the same permits from standard input");
+}
