@@ -20,11 +20,10 @@ use grail_engine::db::{check_deployment, decide_deployment, explain_deployment};
 use grail_engine::diagnostic::Provenance;
 use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
-use grail_engine::{Database, Deployment, LineIndex, Outcome, SourceText, Summary};
+use grail_engine::{Database, LineIndex, Outcome, SourceText, Summary};
 use grail_lang::ast::RequestSide;
 use serde_json::json;
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{AuthorizeArgs, Fatal, Format, policy};
 
 fn side_name(side: RequestSide) -> &'static str {
@@ -98,16 +97,16 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
         }
     }
 
-    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let attached = attachments(&db, set, &named.documents);
-    let given = crate::documents::given(&db, &args.attach, crate::documents::DEFAULT_MAX_DOCUMENT_SIZE)?;
     let clock = crate::Clock::of(args.now);
-    let deployment = Deployment::builder(named.documents, attached)
-        .bindings(named.bindings)
-        .now(Some(clock.nanos))
-        .given(given)
-        .new(&db);
-    crate::tables::refuse_crowded(&db, set, deployment)?;
+    let (_, deployment) = crate::documents::named_deployment(
+        &db,
+        set,
+        &args.files,
+        &args.layers,
+        &args.binding,
+        &args.attach,
+        clock.nanos,
+    )?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();

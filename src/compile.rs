@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{check_deployment, decide_deployment};
 use grail_engine::emit::{self, cedar, ir, json_schema};
-use grail_engine::{Database, Deployment, Outcome, Summary};
+use grail_engine::{Database, Outcome, Summary};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment, lower_first};
+use crate::documents::lower_first;
 use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
@@ -30,17 +30,16 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                     "`--target cedar` compiles a deployment: name its documents (the files `grail check` takes)".into(),
                 ));
             }
-            let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
-            let shown = named.shown.clone();
-            let attached = attachments(&db, set, &named.documents);
             let clock = crate::Clock::of(args.now);
-            let given = crate::documents::given(&db, &args.attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
-            let deployment = Deployment::builder(named.documents, attached)
-                .bindings(named.bindings)
-                .now(Some(clock.nanos))
-                .given(given)
-                .new(&db);
-            crate::tables::refuse_crowded(&db, set, deployment)?;
+            let (shown, deployment) = crate::documents::named_deployment(
+                &db,
+                set,
+                &args.files,
+                &args.layers,
+                &args.binding,
+                &args.attach,
+                clock.nanos,
+            )?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {

@@ -399,3 +399,29 @@ fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerA
         list.join(", ")
     )))
 }
+
+/// The deployment a command names, put in the database: its documents
+/// ([`deployment`]), the files their `ref` fields name, the `--layer`
+/// bindings, the `--attach` files and the time of the check. Refused (exit 2)
+/// when it holds two documents of a kind allowed once. Returns the documents
+/// the report is about, and the deployment.
+pub fn named_deployment(
+    db: &Database,
+    set: PolicySet,
+    files: &[camino::Utf8PathBuf],
+    layers: &[LayerArg],
+    context: &[camino::Utf8PathBuf],
+    attach: &[AttachArg],
+    now: i128,
+) -> Result<(Vec<SourceText>, grail_engine::db::Deployment), Fatal> {
+    let named = deployment(db, set, files, layers, context, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let attached = attachments(db, set, &named.documents);
+    let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let deployment = grail_engine::db::Deployment::builder(named.documents, attached)
+        .bindings(named.bindings)
+        .now(Some(now))
+        .given(given)
+        .new(db);
+    crate::tables::refuse_crowded(db, set, deployment)?;
+    Ok((named.shown, deployment))
+}

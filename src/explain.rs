@@ -10,10 +10,9 @@ use grail_engine::diagnostic::{Provenance, Read, Step};
 use grail_engine::explain::{Cell, subject_mentions};
 use grail_engine::layers::DocLayer;
 use grail_engine::question::Decision;
-use grail_engine::{Database, Deployment, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
+use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
 use crate::{ExplainArgs, Fatal, Format, policy};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
@@ -28,17 +27,16 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
-    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let shown: Vec<SourceText> = named.shown.clone();
-    let attached = attachments(&db, set, &named.documents);
     let clock = crate::Clock::of(args.now);
-    let given = crate::documents::given(&db, &args.attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let deployment = Deployment::builder(named.documents, attached)
-        .bindings(named.bindings)
-        .now(Some(clock.nanos))
-        .given(given)
-        .new(&db);
-    crate::tables::refuse_crowded(&db, set, deployment)?;
+    let (shown, deployment) = crate::documents::named_deployment(
+        &db,
+        set,
+        &args.files,
+        &args.layers,
+        &args.binding,
+        &args.attach,
+        clock.nanos,
+    )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
     // The tables of the documents: each row's cells and what its `detail` lists.
