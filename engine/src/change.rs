@@ -10,10 +10,10 @@
 
 use std::sync::Arc;
 
-use grail_lang::ast::{BoundKind, Growth, Span};
+use grail_lang::ast::{Growth, Span};
 
 use crate::check::{Input, parse};
-use crate::conform::{Env, conform, tight_enough};
+use crate::conform::{Env, conform, direction, join, tight_enough};
 use crate::diagnostic::{Finding, Outcome};
 use crate::hir::*;
 use crate::value::{Origin, Val, ValKind};
@@ -74,10 +74,6 @@ struct Versions<'a> {
     findings: Vec<Finding>,
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
-}
-
 impl Versions<'_> {
     /// Where a value of the previous version was: `old.yaml:12`.
     fn was(&self, v: &Val) -> String {
@@ -109,17 +105,6 @@ impl Versions<'_> {
         v.display(self.policy)
     }
 
-    /// The direction an ordered scalar tightens in, if it has one.
-    fn order(&self, ty: &Ty, field: Option<&FieldDef>) -> Option<BoundKind> {
-        match ty {
-            Ty::Enum(e) if self.policy.enums[*e as usize].order == grail_lang::ast::EnumOrder::TightestFirst => {
-                Some(BoundKind::Floor)
-            }
-            Ty::Int | Ty::Bool => field?.bounds.first().map(|b| b.kind),
-            _ => None,
-        }
-    }
-
     fn walk(&mut self, old: &Val, new: &Val, ty: &Ty, field: Option<&FieldDef>, path: &str, near: Option<(u32, Span)>) {
         let here = new.origin.document_span().filter(|_| !new.is_absent()).or(near);
         match (old.is_absent(), new.is_absent()) {
@@ -136,7 +121,7 @@ impl Versions<'_> {
                     field.and_then(|f| f.growth) == Some(Growth::Grows) && matches!(ty, Ty::List(_) | Ty::Map(..));
                 if matches!(ty, Ty::Record(_)) {
                     self.fields(old, new, ty, path, here);
-                } else if !grows && self.order(ty, field).is_none() {
+                } else if !grows && direction(self.policy, ty, field).is_none() {
                     let message = format!(
                         "the new version adds `{path}` (`{}`), which has no declared direction: the policy does not say that adding it tightens",
                         self.show(new)
@@ -233,16 +218,13 @@ impl Versions<'_> {
                 if old.same(new) == Some(true) {
                     return;
                 }
-                let looser = match self.order(ty, field) {
+                let order = direction(self.policy, ty, field);
+                let looser = match order {
                     Some(kind) => tight_enough(new, old, kind) == Some(false),
                     None => true,
                 };
                 if looser {
-                    let how = if self.order(ty, field).is_some() {
-                        "looser"
-                    } else {
-                        "a change the policy declares no direction for"
-                    };
+                    let how = if order.is_some() { "looser" } else { "a change the policy declares no direction for" };
                     let message = format!(
                         "`{path}` was `{}` ({}) and is `{}`: {how}; a new version may only tighten",
                         self.show(old),

@@ -301,7 +301,8 @@ fn render_path(path: &[Segment<'_>]) -> String {
     out
 }
 
-fn join(path: &str, key: &str) -> String {
+/// `a.b` from `a` and `b`; `b` alone at the top.
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
@@ -866,6 +867,19 @@ impl Cx<'_, '_> {
                 trace: Vec::new(),
             });
         }
+    }
+}
+
+/// The direction a scalar of `ty` in `field` tightens along, if it has one:
+/// a `tightest_first` enumeration, or an int or bool with a floor or ceiling.
+/// Layers (a lower layer may only tighten) and versions (`--base`) judge by it.
+pub(crate) fn direction(policy: &Policy, ty: &Ty, field: Option<&FieldDef>) -> Option<BoundKind> {
+    match ty {
+        Ty::Enum(e) if policy.enums[*e as usize].order == grail_lang::ast::EnumOrder::TightestFirst => {
+            Some(BoundKind::Floor)
+        }
+        Ty::Int | Ty::Bool => field?.bounds.first().map(|b| b.kind),
+        _ => None,
     }
 }
 

@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use grail_lang::ast::{BoundKind, Growth};
+use grail_lang::ast::Growth;
 
-use crate::conform::tight_enough;
+use crate::conform::{direction, join, tight_enough};
 use crate::diagnostic::{Finding, Outcome};
 use crate::document::{Node, NodeKind};
 use crate::hir::*;
@@ -352,10 +352,6 @@ fn set_by_document(v: &Val) -> bool {
     matches!(v.origin, Origin::Document { .. }) && !v.is_absent()
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
-}
-
 impl Merger<'_, '_> {
     fn layer_name(&self, layer: usize) -> &str {
         self.l.layers.layers.get(layer).map(String::as_str).unwrap_or("?")
@@ -469,17 +465,6 @@ impl Merger<'_, '_> {
         }
     }
 
-    /// How tightness is judged for a value of `ty` in `field`, if at all.
-    fn order(&self, ty: &Ty, field: &FieldDef) -> Option<BoundKind> {
-        match ty {
-            Ty::Enum(e) if self.l.policy.enums[*e as usize].order == grail_lang::ast::EnumOrder::TightestFirst => {
-                Some(BoundKind::Floor)
-            }
-            Ty::Int | Ty::Bool => field.bounds.first().map(|b| b.kind),
-            _ => None,
-        }
-    }
-
     fn tighten(
         &mut self,
         base: &Val,
@@ -558,7 +543,7 @@ impl Merger<'_, '_> {
                 self.grow(base, over, elem, field, path, keys)
             }
             _ => {
-                let Some(kind) = self.order(ty, field) else {
+                let Some(kind) = direction(self.l.policy, ty, Some(field)) else {
                     let message = format!(
                         "layer `{}` sets `{path}`, which has no order to tighten along; only layer `{}` may set it",
                         self.layer_name(self.layer),
@@ -662,7 +647,7 @@ impl Merger<'_, '_> {
                 continue;
             }
             let grows = matches!(f.ty, Ty::List(_)) && f.growth.is_some();
-            if grows || self.order(&f.ty, f).is_some() || matches!(f.ty, Ty::Record(_)) {
+            if grows || direction(self.l.policy, &f.ty, Some(f)).is_some() || matches!(f.ty, Ty::Record(_)) {
                 out[i] = self.tighten(a, l, &f.ty, f, &here, keys);
                 continue;
             }
