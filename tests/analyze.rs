@@ -102,3 +102,36 @@ fn a_some_over_an_optional_field_is_an_absent_in_some_warning() {
     assert!(!out.contains("of `topology.secret_scanner_asked`"), "{out}");
     insta::assert_snapshot!(out);
 }
+
+/// The differential test of the encoding (see `engine/tests/analyze.rs`) on
+/// each broken policy: a rule the analysis calls dead never fires on a random
+/// deployment, a conflicting pair never passes together, and every other
+/// rule the encoding states exactly says what the checker says.
+#[test]
+fn the_encoding_of_each_broken_policy_agrees_with_the_checker_on_random_deployments() {
+    use grail_engine::analyze::{self, Bounds};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/analyze");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root).expect("tests/analyze").flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 7, "{dirs:?}");
+    for dir in dirs {
+        let db = grail_engine::Database::default();
+        let mut sources = Vec::new();
+        for f in std::fs::read_dir(&dir).expect("a policy folder").flatten() {
+            let path = f.path();
+            if path.extension().is_some_and(|e| e == "grail") {
+                let text = std::fs::read_to_string(&path).expect("a policy file");
+                sources.push(grail_engine::SourceText::new(&db, path.display().to_string(), text, None));
+            }
+        }
+        let compiled = grail_engine::db::compile_policy(&db, grail_engine::PolicySet::new(&db, sources));
+        assert!(!compiled.has_errors(), "{}", dir.display());
+        let d = analyze::differential(&compiled.policy, Bounds::default(), 0x6772_6169_6c21, 150);
+        let first = d.disagreements.first().map(|x| {
+            let docs: String = x.documents.iter().map(|d| format!("--- {}\n{}", d.path, d.text)).collect();
+            format!("{}: the encoding says {}, the checker {}\n{docs}", x.rule, x.encoded, x.checked)
+        });
+        assert!(first.is_none(), "{}: {}", dir.display(), first.unwrap_or_default());
+        assert!(d.compared * 10 >= 150 * 9 && !d.exact.is_empty(), "{}: {d:?}", dir.display());
+    }
+}

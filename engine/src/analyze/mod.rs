@@ -20,6 +20,7 @@ use crate::diagnostic::PolicyDiagnostic;
 use crate::hir::{Loc, Policy};
 
 pub use model::Bounds;
+pub use search::{Differential, Disagreement, differential};
 
 /// One document of a deployment the analysis made: a file name and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -377,7 +377,11 @@ impl Mk<'_> {
                 let n = self.policy.enums[*e as usize].variants.len() as u32;
                 self.scalar(narrowed((0..n).map(|v| Atom::Enum(*e, v)).collect()), present)
             }
-            Ty::Record(rr) => self.record(*rr, present, None, None),
+            Ty::Record(rr) => {
+                // A record the document leaves out is a known absence, as a list or a map is.
+                let (node, sym) = self.record(*rr, present, None, None);
+                (node, Sym { missing: present.negate(), ..sym })
+            }
             Ty::List(t) => {
                 let n = if narrow {
                     0

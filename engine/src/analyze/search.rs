@@ -49,63 +49,70 @@ struct SubjectDef {
     kind: DocKindId,
 }
 
-pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
-    let flow = flow::analyse(policy);
-    let mut b = Builder::default();
-    let model = model::build(&mut b, policy, &flow, bounds);
-    let syms: Vec<RuleSym> = {
-        let mut ev = Ev::new(&mut b, policy, &model.docs);
-        policy.rules.iter().map(|r| ev.rule(r)).collect()
-    };
-    let mut units = Vec::new();
-    for c in &model.checks {
-        let gate = b.fresh();
-        let fire = b.or(c.fires.clone());
-        let passes = b.or(c.passes.clone());
-        let pass = b.and2(passes, fire.negate());
-        b.clause(&[B::L(gate).negate(), fire.negate()]);
-        let kind = match c.kind {
-            CheckKind::Floor => MemberKind::Floor,
-            CheckKind::Ceiling => MemberKind::Ceiling,
-            CheckKind::Unique => MemberKind::Unique,
+impl<'p> Search<'p> {
+    /// The bounded deployment, every rule and check encoded and gated.
+    fn new(policy: &'p Policy, bounds: Bounds) -> Search<'p> {
+        let flow = flow::analyse(policy);
+        let mut b = Builder::default();
+        let model = model::build(&mut b, policy, &flow, bounds);
+        let syms: Vec<RuleSym> = {
+            let mut ev = Ev::new(&mut b, policy, &model.docs);
+            policy.rules.iter().map(|r| ev.rule(r)).collect()
         };
-        units.push(Unit {
-            member: Member { id: c.rule.clone(), kind, loc: c.loc, note: String::new() },
-            gate,
-            fire,
-            bad: fire,
-            pass,
-            reach: B::T,
-            reads: Vec::new(),
-            sym: None,
-        });
-    }
-    for (rule, sym) in policy.rules.iter().zip(syms) {
-        let gate = b.fresh();
-        // A rule the encoding only approximates constrains no other: what it
-        // would forbid is not known, so it cannot make another rule dead or a
-        // subject unsatisfiable.
-        if sym.approximate.is_empty() {
-            b.clause(&[B::L(gate).negate(), sym.bad.negate()]);
+        let mut units = Vec::new();
+        for c in &model.checks {
+            let gate = b.fresh();
+            let fire = b.or(c.fires.clone());
+            let passes = b.or(c.passes.clone());
+            let pass = b.and2(passes, fire.negate());
+            b.clause(&[B::L(gate).negate(), fire.negate()]);
+            let kind = match c.kind {
+                CheckKind::Floor => MemberKind::Floor,
+                CheckKind::Ceiling => MemberKind::Ceiling,
+                CheckKind::Unique => MemberKind::Unique,
+            };
+            units.push(Unit {
+                member: Member { id: c.rule.clone(), kind, loc: c.loc, note: String::new() },
+                gate,
+                fire,
+                bad: fire,
+                pass,
+                reach: B::T,
+                reads: Vec::new(),
+                sym: None,
+            });
         }
-        let pass = b.and2(sym.pass, sym.bad.negate());
-        units.push(Unit {
-            member: Member { id: rule.id.clone(), kind: MemberKind::Rule, loc: rule.loc, note: String::new() },
-            gate,
-            fire: sym.fire,
-            bad: sym.bad,
-            pass,
-            reach: sym.reach,
-            reads: rule.reads.clone(),
-            sym: Some(sym),
-        });
+        for (rule, sym) in policy.rules.iter().zip(syms) {
+            let gate = b.fresh();
+            // A rule the encoding only approximates constrains no other: what it
+            // would forbid is not known, so it cannot make another rule dead or a
+            // subject unsatisfiable.
+            if sym.approximate.is_empty() {
+                b.clause(&[B::L(gate).negate(), sym.bad.negate()]);
+            }
+            let pass = b.and2(sym.pass, sym.bad.negate());
+            units.push(Unit {
+                member: Member { id: rule.id.clone(), kind: MemberKind::Rule, loc: rule.loc, note: String::new() },
+                gate,
+                fire: sym.fire,
+                bad: sym.bad,
+                pass,
+                reach: sym.reach,
+                reads: rule.reads.clone(),
+                sym: Some(sym),
+            });
+        }
+        let types = model
+            .types
+            .iter()
+            .map(|t| (Member { id: t.what.clone(), kind: MemberKind::Type, loc: t.loc, note: String::new() }, t.gate))
+            .collect();
+        Search { b, policy, model, units, types }
     }
-    let types = model
-        .types
-        .iter()
-        .map(|t| (Member { id: t.what.clone(), kind: MemberKind::Type, loc: t.loc, note: String::new() }, t.gate))
-        .collect();
-    let mut s = Search { b, policy, model, units, types };
+}
+
+pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
+    let mut s = Search::new(policy, bounds);
 
     let mut analysis = Analysis {
         bounds,
@@ -661,4 +668,191 @@ fn describe(findings: &[Finding], rule: &str) -> String {
         })
         .collect();
     if mine.is_empty() { "no outcome at all".into() } else { mine.join("; ") }
+}
+
+/// A sample on which the encoding and the checker disagree about a rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disagreement {
+    pub rule: String,
+    /// What the symbolic evaluation says of the sample (`bad`, `fires`, `passes`: true or false).
+    pub encoded: String,
+    /// What `check::check` gives for the rule on the decoded documents.
+    pub checked: String,
+    pub documents: Vec<DocText>,
+}
+
+/// The symbolic evaluation (`symbolic.rs`) against the checker (`eval.rs`)
+/// on random documents within the bounds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Differential {
+    /// Samples drawn, and those compared (a sample whose documents do not decode is not).
+    pub samples: usize,
+    pub compared: usize,
+    /// The rules and schema checks the encoding states exactly: compared on every sample.
+    pub exact: Vec<String>,
+    /// Rules left out, with the constructs the encoding over-approximates.
+    pub left_out: Vec<(String, Vec<String>)>,
+    /// Per compared id: samples on which the checker gave FAIL or UNKNOWN, and PASS.
+    pub bad: BTreeMap<String, usize>,
+    pub passed: BTreeMap<String, usize>,
+    pub disagreements: Vec<Disagreement>,
+    /// Solver calls made.
+    pub solves: usize,
+}
+
+/// Draws `samples` random deployments within `bounds` (each document atom
+/// assumed true, false or left free at random, the assumptions the schema
+/// refuses dropped), decodes each into files and checks them with the real
+/// checker, and compares, rule by rule, what the encoding says of that very
+/// assignment: FAIL or UNKNOWN somewhere (`bad`), the declared violation
+/// (`fires`), a PASS somewhere (`passes`). Types hold in every sample (the
+/// analysis assumes them too); floors, ceilings and rules are free.
+pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) -> Differential {
+    let mut s = Search::new(policy, bounds);
+    let mut out = Differential { samples, ..Differential::default() };
+    // The ids compared: every unit of an id encoded exactly.
+    let mut ids: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (u, unit) in s.units.iter().enumerate() {
+        ids.entry(unit.member.id.clone()).or_default().push(u);
+    }
+    ids.retain(|id, us| {
+        let approximate: Vec<String> = us
+            .iter()
+            .filter_map(|u| s.units[*u].sym.as_ref())
+            .flat_map(|sym| sym.approximate.iter().cloned())
+            .collect();
+        if approximate.is_empty() {
+            return true;
+        }
+        out.left_out.push((id.clone(), approximate));
+        false
+    });
+    out.exact = ids.keys().cloned().collect();
+    let types: Vec<B> = s.types.iter().map(|(_, l)| B::L(*l)).collect();
+    let mut rng = seed;
+    for _ in 0..samples {
+        let mut soft: Vec<B> = Vec::new();
+        for d in &s.model.docs {
+            // Each kind there half the time; a document at least once in four samples.
+            if splitmix(&mut rng) % 2 == 0 {
+                soft.push(d.present.negate());
+            } else {
+                draw(&d.node, &mut rng, &mut soft);
+            }
+        }
+        if s.relax(&types, &mut soft).is_err() {
+            break; // the types alone admit no deployment: nothing to draw
+        }
+        let present = s.model.docs.iter().filter(|d| s.b.value(d.present)).count();
+        let documents = s.documents();
+        if documents.len() != present {
+            continue;
+        }
+        out.compared += 1;
+        let findings = s.check(&documents);
+        for (id, us) in &ids {
+            let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == *id).collect();
+            let checked_bad = mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
+            let checked_pass = mine.iter().any(|f| f.outcome == Outcome::Pass);
+            *out.bad.entry(id.clone()).or_default() += usize::from(checked_bad);
+            *out.passed.entry(id.clone()).or_default() += usize::from(checked_pass);
+            let encoded_bad = us.iter().any(|u| s.b.value(s.units[*u].bad));
+            let mut wrong: Vec<(&str, bool, bool)> = vec![("bad", encoded_bad, checked_bad)];
+            if let [u] = us.as_slice()
+                && let Some(sym) = &s.units[*u].sym
+            {
+                // The declared violation is seen in the outcome only when it is
+                // FAIL: an `else unknown` rule is UNKNOWN as well when its
+                // requirement cannot be established, which `bad` compares.
+                if violation_outcome(policy, id) == Outcome::Fail {
+                    wrong.push(("fires", s.b.value(sym.fire), mine.iter().any(|f| f.outcome == Outcome::Fail)));
+                }
+                wrong.push(("passes", s.b.value(sym.pass), checked_pass));
+            }
+            wrong.retain(|(_, e, c)| e != c);
+            if wrong.is_empty() {
+                continue;
+            }
+            let say = |pick: fn(&(&str, bool, bool)) -> bool| {
+                wrong.iter().map(|w| format!("{} {}", w.0, pick(w))).collect::<Vec<_>>().join(", ")
+            };
+            out.disagreements.push(Disagreement {
+                rule: id.clone(),
+                encoded: say(|w| w.1),
+                checked: format!("{} ({})", say(|w| w.2), describe(&findings, id)),
+                documents: documents.clone(),
+            });
+        }
+    }
+    out.solves = s.b.solves;
+    out
+}
+
+/// A random document of the shape of `node`, as assumptions: each optional
+/// part there or not, each list and map of a random length within its bound,
+/// each scalar one of its values. What the schema refuses (a required part
+/// left out, two equal keys) is dropped by `relax`.
+fn draw(node: &Node, rng: &mut u64, out: &mut Vec<B>) {
+    let there = |present: B, rng: &mut u64, out: &mut Vec<B>| {
+        let on = splitmix(rng) % 4 != 0;
+        out.push(if on { present } else { present.negate() });
+        on
+    };
+    match node {
+        Node::Scalar { present, alts } => {
+            if alts.is_empty() || !there(*present, rng, out) {
+                return;
+            }
+            let pick = (splitmix(rng) % alts.len() as u64) as usize;
+            out.push(alts[pick].1);
+        }
+        Node::Record { present, fields } => {
+            if there(*present, rng, out) {
+                for (_, f) in fields {
+                    draw(f, rng, out);
+                }
+            }
+        }
+        Node::List { present, entries } => {
+            if !there(*present, rng, out) {
+                return;
+            }
+            let n = (splitmix(rng) % (entries.len() as u64 + 1)) as usize;
+            for (i, e) in entries.iter().enumerate() {
+                if i < n {
+                    draw(e, rng, out);
+                } else {
+                    out.push(presence(e).negate());
+                    break;
+                }
+            }
+        }
+        Node::Map { present, entries } => {
+            if !there(*present, rng, out) {
+                return;
+            }
+            for (k, v) in entries {
+                draw(k, rng, out);
+                draw(v, rng, out);
+            }
+        }
+    }
+}
+
+fn presence(node: &Node) -> B {
+    match node {
+        Node::Scalar { present, .. }
+        | Node::Record { present, .. }
+        | Node::List { present, .. }
+        | Node::Map { present, .. } => *present,
+    }
+}
+
+/// SplitMix64: a small, seeded, reproducible stream.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
