@@ -734,7 +734,7 @@ pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) 
         let mut soft: Vec<B> = Vec::new();
         for d in &s.model.docs {
             // Each kind there half the time; a document at least once in four samples.
-            if splitmix(&mut rng) % 2 == 0 {
+            if splitmix(&mut rng).is_multiple_of(2) {
                 soft.push(d.present.negate());
             } else {
                 draw(&d.node, &mut rng, &mut soft);
@@ -794,7 +794,7 @@ pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) 
 /// left out, two equal keys) is dropped by `relax`.
 fn draw(node: &Node, rng: &mut u64, out: &mut Vec<B>) {
     let there = |present: B, rng: &mut u64, out: &mut Vec<B>| {
-        let on = splitmix(rng) % 4 != 0;
+        let on = !splitmix(rng).is_multiple_of(4);
         out.push(if on { present } else { present.negate() });
         on
     };
