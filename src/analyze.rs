@@ -29,7 +29,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, Fatal> {
 }
 
 /// Writes each rule's fixture pair: `DIR/<rule>/fail.<ext>` and `pass.<ext>`,
-/// or folders `fail/` and `pass/` when a deployment has several documents.
+/// or folders `fail/` and `pass/` when a deployment has several documents,
+/// binds one to a layer (`layers.bind`) or names files by `ref` (written with
+/// the text the analysis read them as).
 fn emit(dir: &Utf8Path, analysis: &Analysis) -> Result<(), Fatal> {
     let write = |path: &Utf8Path, text: &str| -> Result<(), Fatal> {
         if let Some(parent) = path.parent() {
@@ -37,20 +39,46 @@ fn emit(dir: &Utf8Path, analysis: &Analysis) -> Result<(), Fatal> {
         }
         std::fs::write(path, text).map_err(|e| Fatal(format!("cannot write `{path}`: {e}")))
     };
+    let mut left_out = Vec::new();
     for r in &analysis.rules {
         let Some(f) = &r.fixture else { continue };
-        for (name, docs) in [("fail", &f.fail), ("pass", &f.pass)] {
+        // Only pairs `grail test` holds: confirmed by the checker, one line apart.
+        if let Some(problem) = &f.problem {
+            left_out.push(format!("{}: {problem}", r.id));
+            continue;
+        }
+        let lines = f.lines_apart();
+        if lines > 1 {
+            left_out.push(format!("{}: the closest twins found are {lines} lines apart", r.id));
+            continue;
+        }
+        for (name, docs, attached) in [("fail", &f.fail, &f.attached.0), ("pass", &f.pass, &f.attached.1)] {
+            let bound: Vec<String> =
+                docs.iter().filter_map(|d| Some(format!("{}={}\n", d.layer.as_ref()?, d.path))).collect();
             match docs.as_slice() {
-                [one] => {
+                [one] if bound.is_empty() && attached.is_empty() => {
                     let ext = one.path.rsplit_once('.').map_or("yaml", |(_, e)| e);
                     write(&dir.join(&r.id).join(format!("{name}.{ext}")), &one.text)?;
                 }
                 many => {
+                    let folder = dir.join(&r.id).join(name);
                     for d in many {
-                        write(&dir.join(&r.id).join(name).join(&d.path), &d.text)?;
+                        write(&folder.join(&d.path), &d.text)?;
+                    }
+                    for path in attached {
+                        write(&folder.join(path), grail_engine::analyze::ATTACHED)?;
+                    }
+                    if !bound.is_empty() {
+                        write(&folder.join(grail_engine::testing::LAYERS_FILE), &bound.concat())?;
                     }
                 }
             }
+        }
+    }
+    if !left_out.is_empty() {
+        eprintln!("not written ({} rule(s); write their pairs by hand):", left_out.len());
+        for l in left_out {
+            eprintln!("  {l}");
         }
     }
     Ok(())
@@ -165,7 +193,7 @@ fn human(db: &Database, set: PolicySet, a: &Analysis) -> String {
 }
 
 fn docs_json(docs: &[DocText]) -> Value {
-    Value::Array(docs.iter().map(|d| json!({"path": d.path, "text": d.text})).collect())
+    Value::Array(docs.iter().map(|d| json!({"path": d.path, "text": d.text, "layer": d.layer})).collect())
 }
 
 fn members_json(db: &Database, set: PolicySet, ms: &[Member]) -> Value {

@@ -421,7 +421,11 @@ struct AnalyzeArgs {
     /// How to print the analysis.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// Write each rule's fixture pair to DIR/<rule id>/fail.* and pass.*.
+    /// Write each rule's fixture pair to DIR/<rule id>/fail.* and pass.* (or
+    /// folders `fail/` and `pass/`, with `layers.bind` for a kind that counts
+    /// only from a layer of trust): the layout `grail test` reads from
+    /// `<policy>/tests/`. Only pairs the checker confirms and whose twins are
+    /// one line apart are written; the others are named on standard error.
     #[arg(long, value_name = "DIR")]
     emit_fixtures: Option<Utf8PathBuf>,
 }

@@ -93,6 +93,34 @@ fn emitted_fixtures_fail_and_pass_under_grail_check() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every pair `grail analyze --emit-fixtures` writes for the shipped library
+/// holds under `grail test`: each fails and passes as it should, twins one
+/// line apart, documents of trusted kinds bound by `layers.bind`, files named
+/// by `ref` written. The pairs it cannot write so are named on stderr.
+#[test]
+fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
+    let dir = std::env::temp_dir().join(format!("grail-analyze-library-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let library = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/guardrails");
+    for f in std::fs::read_dir(&library).expect("the library").flatten() {
+        if f.path().extension().is_some_and(|e| e == "grail") {
+            std::fs::copy(f.path(), dir.join(f.file_name())).expect("a policy file copied");
+        }
+    }
+    let policy = dir.to_string_lossy().into_owned();
+    let tests = dir.join("tests").to_string_lossy().into_owned();
+    let (code, _, stderr) = run(&["analyze", "--policy", &policy, "--emit-fixtures", &tests]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_dir(dir.join("tests")).expect("fixtures written").count();
+    let left: Vec<&str> = stderr.lines().filter(|l| l.starts_with("  ")).collect();
+    assert!(written >= 80 && left.len() <= 6, "{written} written; not written: {stderr}");
+    let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_some_over_an_optional_field_is_an_absent_in_some_warning() {
     let out = grail(&["analyze", "--policy", "tests/analyze/absent-in-some"]);

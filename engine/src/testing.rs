@@ -402,7 +402,7 @@ fn twin_distance(a: &Case, b: &Case, files: &[File<'_>]) -> usize {
 }
 
 /// The lines that differ after the common first and last lines, on the longer side.
-fn differing_lines(a: &str, b: &str) -> usize {
+pub fn differing_lines(a: &str, b: &str) -> usize {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();

@@ -20,13 +20,16 @@ use crate::diagnostic::PolicyDiagnostic;
 use crate::hir::{Loc, Policy};
 
 pub use model::Bounds;
-pub use search::{Differential, Disagreement, differential};
+pub use search::{ATTACHED, Differential, Disagreement, differential};
 
 /// One document of a deployment the analysis made: a file name and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocText {
     pub path: String,
     pub text: String,
+    /// The layer of trust the analysis binds it to (a kind whose layers are
+    /// separate is checked at its most trusted layer), as `--layer NAME=FILE`.
+    pub layer: Option<String>,
 }
 
 /// What took part in a conflict or prevents a rule from firing.
@@ -98,6 +101,9 @@ pub enum Status {
 pub struct Fixture {
     pub fail: Vec<DocText>,
     pub pass: Vec<DocText>,
+    /// The files each twin names by `ref` that are not documents of it: the
+    /// analysis reads each as `{}` (`ATTACHED`), never its content.
+    pub attached: (Vec<String>, Vec<String>),
     /// Document atoms (presence bits, chosen values) in which the twins differ.
     pub distance: usize,
     /// Why the checker does not confirm the pair, if it does not.

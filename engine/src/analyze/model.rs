@@ -632,17 +632,58 @@ fn flow_text(o: &Out) -> String {
 /// YAML text: mappings in block style, one line per list entry of mappings,
 /// lists of scalars and small mappings in flow style.
 pub fn yaml(o: &Out) -> String {
-    fn block(o: &Out, indent: usize, s: &mut String) {
+    yaml_flow_at(o, None)
+}
+
+/// The two twins of a fixture pair as YAML, as few lines apart as their
+/// difference allows: when the usual layout spreads it over several lines,
+/// the smallest part of the document that holds every difference is written
+/// on one line (flow style) in both, so a change inside one mapping is one
+/// line of the pair (what `grail test` asks of twins).
+pub fn yaml_twins(a: &Out, b: &Out) -> (String, String) {
+    let (ya, yb) = (yaml(a), yaml(b));
+    if crate::testing::differing_lines(&ya, &yb) <= 1 {
+        return (ya, yb);
+    }
+    let mut path = Vec::new();
+    deepest_difference(a, b, &mut path);
+    (yaml_flow_at(a, Some(&path)), yaml_flow_at(b, Some(&path)))
+}
+
+/// The keys down to the smallest mapping entry that holds every difference
+/// between `a` and `b` (empty: the whole document).
+fn deepest_difference(a: &Out, b: &Out, path: &mut Vec<String>) {
+    let (Out::Map(x), Out::Map(y)) = (a, b) else { return };
+    fn get<'a>(m: &'a [(String, Out)], k: &str) -> Option<&'a Out> {
+        m.iter().find(|(key, _)| key == k).map(|(_, v)| v)
+    }
+    let mut keys: Vec<&str> = x.iter().map(|(k, _)| k.as_str()).collect();
+    keys.extend(y.iter().map(|(k, _)| k.as_str()).filter(|k| get(x, k).is_none()));
+    let differing: Vec<&str> = keys.into_iter().filter(|k| get(x, k) != get(y, k)).collect();
+    if let [k] = differing.as_slice()
+        && let (Some(va), Some(vb)) = (get(x, k), get(y, k))
+    {
+        path.push(k.to_string());
+        deepest_difference(va, vb, path);
+    }
+}
+
+/// YAML text with the entry at `flow_at` (a path of keys) written on one line.
+fn yaml_flow_at(o: &Out, flow_at: Option<&[String]>) -> String {
+    fn block(o: &Out, indent: usize, s: &mut String, path: &mut Vec<String>, flow_at: Option<&[String]>) {
         let pad = " ".repeat(indent);
         let Out::Map(entries) = o else { return };
         for (k, v) in entries {
             let key = scalar_text(k);
+            path.push(k.clone());
+            let flow = flow_at == Some(path.as_slice());
             match v {
+                _ if flow => s.push_str(&format!("{pad}{key}: {}\n", flow_text(v))),
                 Out::Map(inner)
                     if !inner.is_empty() && inner.iter().any(|(_, x)| matches!(x, Out::Map(_) | Out::List(_))) =>
                 {
                     s.push_str(&format!("{pad}{key}:\n"));
-                    block(v, indent + 2, s);
+                    block(v, indent + 2, s, path, flow_at);
                 }
                 Out::List(items) if items.iter().any(|i| matches!(i, Out::Map(_))) => {
                     s.push_str(&format!("{pad}{key}:\n"));
@@ -652,11 +693,12 @@ pub fn yaml(o: &Out) -> String {
                 }
                 _ => s.push_str(&format!("{pad}{key}: {}\n", flow_text(v))),
             }
+            path.pop();
         }
     }
     let mut s = String::new();
     match o {
-        Out::Map(e) if !e.is_empty() => block(o, 0, &mut s),
+        Out::Map(e) if !e.is_empty() && flow_at != Some(&[]) => block(o, 0, &mut s, &mut Vec::new(), flow_at),
         _ => s.push_str(&flow_text(o)),
     }
     if !s.ends_with('\n') {

@@ -288,8 +288,11 @@ impl Search<'_> {
         }
     }
 
-    /// The deployment of the solver's last model, as files.
-    fn documents(&self) -> Vec<DocText> {
+    /// The deployment of the solver's last model: each document's tree, file
+    /// name and the layer it is bound to (a kind whose layers are separate is
+    /// bound to its most trusted layer: the analysis asks what a document the
+    /// caller trusts can do).
+    fn drawn(&self) -> Vec<Drawn> {
         let mut out = Vec::new();
         for (k, d) in self.policy.documents.iter().enumerate() {
             let dm = &self.model.docs[k];
@@ -297,60 +300,71 @@ impl Search<'_> {
                 continue;
             }
             let Some(tree) = model::decode(self.policy, &self.b, &dm.node) else { continue };
-            match &d.selector {
-                SelectorDef::Markdown { marker, .. } => {
-                    let json = serde_json::to_string_pretty(&model::json(&tree)).unwrap_or_default();
-                    out.push(DocText {
-                        path: format!("{}.md", d.binder),
-                        text: format!("{marker}\n```json\n{json}\n```\n"),
-                    });
-                }
-                _ => out.push(DocText { path: format!("{}.yaml", d.binder), text: model::yaml(&tree) }),
-            }
+            let layer = self
+                .policy
+                .layers
+                .iter()
+                .find(|l| l.separate && l.document as usize == k)
+                .and_then(|l| l.layers.first().cloned());
+            let (path, marker) = match &d.selector {
+                SelectorDef::Markdown { marker, .. } => (format!("{}.md", d.binder), Some(marker.clone())),
+                _ => (format!("{}.yaml", d.binder), None),
+            };
+            out.push(Drawn { path, tree, marker, layer });
         }
         out
     }
 
-    /// What the real checker says about a deployment.
-    fn check(&self, docs: &[DocText]) -> Vec<Finding> {
-        let loaded: Vec<Option<Result<document::Node, document::SyntaxError>>> = docs
-            .iter()
-            .map(|d| (!check::is_markdown(&d.path)).then(|| document::load(&d.text, Format::Yaml, &Limits::default())))
-            .collect();
-        let inputs: Vec<Input<'_>> =
-            docs.iter().zip(&loaded).map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() }).collect();
-        // A symbolic document names files by `ref string`; the analysis takes
-        // each one a document could follow as readable (its content is never read).
-        let named: Vec<(usize, String)> = inputs
+    /// The deployment of the solver's last model, as files.
+    fn documents(&self) -> Vec<DocText> {
+        self.drawn().iter().map(|d| d.text(false)).collect()
+    }
+
+    /// The files the documents name by `ref`: a symbolic document names them
+    /// by `ref string`, and the analysis takes each one a document could
+    /// follow as readable, with the text [`ATTACHED`] (its content is never read).
+    fn attached(&self, inputs: &[Input<'_>]) -> Vec<(usize, String)> {
+        inputs
             .iter()
             .enumerate()
             .flat_map(|(i, input)| check::references(self.policy, input).into_iter().map(move |p| (i, p)))
             .filter(|(_, p)| check::path_leaves_folder(p).is_none())
-            .collect();
+            .collect()
+    }
+
+    /// The files `docs` name by `ref`, for a fixture to carry.
+    fn attached_paths(&self, docs: &[DocText]) -> Vec<String> {
+        let loaded = load(docs);
+        let inputs = inputs(docs, &loaded);
+        let mut paths: Vec<String> = self.attached(&inputs).into_iter().map(|(_, p)| p).collect();
+        paths.sort();
+        paths.dedup();
+        paths.retain(|p| !docs.iter().any(|d| d.path == *p));
+        paths
+    }
+
+    /// What the real checker says about a deployment.
+    fn check(&self, docs: &[DocText]) -> Vec<Finding> {
+        let loaded = load(docs);
+        let inputs = inputs(docs, &loaded);
+        let named = self.attached(&inputs);
         let read: Result<document::Node, document::SyntaxError> =
-            document::load("{}", Format::Yaml, &Limits::default());
+            document::load(ATTACHED, Format::Yaml, &Limits::default());
         let attachments: Vec<check::Attachment<'_>> = named
             .iter()
             .map(|(from, path)| check::Attachment {
                 from: *from,
                 path,
                 read: Ok((inputs.len() as u32, &read)),
-                text: "{}",
+                text: ATTACHED,
             })
             .collect();
-        // A document of a kind whose layers are separate is bound to its most
-        // trusted layer: the analysis asks what a document the caller trusts can do.
-        let bindings: Vec<crate::layers::Bound> = inputs
+        let bindings: Vec<crate::layers::Bound> = docs
             .iter()
             .enumerate()
-            .filter_map(|(i, input)| {
-                let (kind, _) = check::kind_layers(self.policy, input)?;
-                let l = self
-                    .policy
-                    .layers
-                    .iter()
-                    .find(|l| l.separate && self.policy.documents[l.document as usize].name == kind)?;
-                Some(crate::layers::Bound { input: i, layer: l.layers[0].clone(), by: crate::layers::BoundBy::Flag })
+            .filter_map(|(i, d)| {
+                let layer = d.layer.clone()?;
+                Some(crate::layers::Bound { input: i, layer, by: crate::layers::BoundBy::Flag })
             })
             .collect();
         check::check_with(self.policy, &inputs, &attachments, &bindings, None)
@@ -568,7 +582,8 @@ impl Search<'_> {
             .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule && self.b.value(x.bad))
             .map(|(_, x)| x.member.id.clone())
             .collect();
-        let fail_docs = self.documents();
+        let fail_drawn = self.drawn();
+        let fail_docs: Vec<DocText> = fail_drawn.iter().map(|d| d.text(false)).collect();
         let want = if is_rule { violation_outcome(self.policy, &report.id) } else { Outcome::Fail };
         let findings = self.check(&fail_docs);
         if !findings.iter().any(|f| f.rule == report.id && f.outcome == want) {
@@ -582,36 +597,63 @@ impl Search<'_> {
         }
         let fail_values: Vec<bool> = self.model.atoms.iter().map(|a| self.b.value(B::L(*a))).collect();
         let bad_before: Vec<bool> = self.units.iter().map(|x| self.b.value(x.bad)).collect();
-        report.fixture = self.twin(u, &bounds, &fail_values, &bad_before, fail_docs, want);
+        report.fixture = self.twin(u, &bounds, &fail_values, &bad_before, fail_drawn, want);
         report
     }
 
     /// The passing twin of a failing deployment: the rule applies and passes,
-    /// and as few document atoms as possible differ.
+    /// and as few document atoms as possible differ. When the pair is more
+    /// than one line apart, one more round from the twin's side: the failing
+    /// deployment closest to the twin, and the twin closest to that; the
+    /// closer pair is kept.
     fn twin(
         &mut self,
         u: usize,
         bounds: &[B],
         fail_values: &[bool],
         bad_before: &[bool],
-        fail: Vec<DocText>,
+        fail: Vec<Drawn>,
         want: Outcome,
     ) -> Option<Fixture> {
-        let mut hard = vec![self.units[u].pass];
-        hard.extend(bounds.iter().copied());
         // The rules that held in the failing twin keep holding, if they can.
-        let mut soft: Vec<B> = self
+        let keep: Vec<B> = self
             .units
             .iter()
             .enumerate()
             .filter(|(i, x)| *i != u && x.member.kind == MemberKind::Rule && !bad_before[*i])
             .map(|(_, x)| B::L(x.gate))
             .collect();
-        // Keep what the failing twin has; everything else the solver leaves out unless needed.
-        let same: Vec<B> =
-            self.model.atoms.iter().zip(fail_values).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
+        let mut passing = vec![self.units[u].pass];
+        passing.extend(bounds.iter().copied());
+        let distance = self.closest(&passing, &keep, fail_values)?;
+        let mut best = self.pair(u, fail, self.drawn(), distance, want);
+        if best.problem.is_none() && pair_lines(&best) > 1 {
+            let pass_values: Vec<bool> = self.model.atoms.iter().map(|a| self.b.value(B::L(*a))).collect();
+            let mut firing = vec![self.units[u].fire];
+            firing.extend(bounds.iter().copied());
+            if self.closest(&firing, &keep, &pass_values).is_some() {
+                let fail_values: Vec<bool> = self.model.atoms.iter().map(|a| self.b.value(B::L(*a))).collect();
+                let fail = self.drawn();
+                if let Some(distance) = self.closest(&passing, &keep, &fail_values) {
+                    let other = self.pair(u, fail, self.drawn(), distance, want);
+                    if other.problem.is_none() && pair_lines(&other) < pair_lines(&best) {
+                        best = other;
+                    }
+                }
+            }
+        }
+        Some(best)
+    }
+
+    /// Leaves in the solver a model of `hard` (and of as many of `keep` as
+    /// can hold) with as few document atoms as possible different from
+    /// `target`; how many differ.
+    fn closest(&mut self, hard: &[B], keep: &[B], target: &[bool]) -> Option<usize> {
+        let mut soft = keep.to_vec();
+        // Keep what the target has; everything else the solver leaves out unless needed.
+        let same: Vec<B> = self.model.atoms.iter().zip(target).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
         soft.extend(same.iter().copied());
-        self.relax(&hard, &mut soft).ok()?;
+        self.relax(hard, &mut soft).ok()?;
         // Cardinality over the atoms that changed: lower the bound until unsatisfiable.
         let kept: BTreeSet<B> = soft.iter().copied().collect();
         let mut changed: Vec<Lit> = same
@@ -619,7 +661,7 @@ impl Search<'_> {
             .filter(|s| !kept.contains(s))
             .filter_map(|s| if let B::L(l) = s { Some(!*l) } else { None })
             .collect();
-        for (a, v) in self.model.atoms.iter().zip(fail_values) {
+        for (a, v) in self.model.atoms.iter().zip(target) {
             if !*v && self.b.value(B::L(*a)) {
                 changed.push(*a);
             }
@@ -628,7 +670,7 @@ impl Search<'_> {
         let mut best = differs(&self.b);
         if best > 1 {
             let limits = self.b.at_most(&changed, best);
-            let mut assume = hard.clone();
+            let mut assume = hard.to_vec();
             assume.extend(soft.iter().copied());
             while best > 1 {
                 let mut trial = assume.clone();
@@ -644,18 +686,123 @@ impl Search<'_> {
                 return None;
             }
         }
-        let distance = self.model.atoms.iter().zip(fail_values).filter(|(a, v)| self.b.value(B::L(**a)) != **v).count();
-        let pass = self.documents();
-        let findings = self.check(&pass);
+        Some(self.model.atoms.iter().zip(target).filter(|(a, v)| self.b.value(B::L(**a)) != **v).count())
+    }
+
+    /// A fixture pair as files, written together so that the twins are as few
+    /// lines apart as their difference allows, and what the checker says of it.
+    fn pair(&self, u: usize, fail: Vec<Drawn>, pass: Vec<Drawn>, distance: usize, want: Outcome) -> Fixture {
+        let (fail, pass) = twins(&fail, &pass);
         let id = &self.units[u].member.id;
-        let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == *id).collect();
+        let fail_findings = self.check(&fail);
+        let pass_findings = self.check(&pass);
+        let mine: Vec<&Finding> = pass_findings.iter().filter(|f| f.rule == *id).collect();
         let passes = mine.iter().any(|f| f.outcome == Outcome::Pass)
             && !mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
-        let problem =
-            (!passes).then(|| format!("the checker does not pass `{id}` on the twin: {}", describe(&findings, id)));
-        let _ = want;
-        Some(Fixture { fail, pass, distance, problem })
+        let problem = if !fail_findings.iter().any(|f| f.rule == *id && f.outcome == want) {
+            Some(format!(
+                "the checker does not give `{id}` {} on the failing twin as written: {}",
+                want.as_str(),
+                describe(&fail_findings, id)
+            ))
+        } else if !passes {
+            Some(format!("the checker does not pass `{id}` on the twin: {}", describe(&pass_findings, id)))
+        } else {
+            None
+        };
+        let attached = (self.attached_paths(&fail), self.attached_paths(&pass));
+        Fixture { fail, pass, attached, distance, problem }
     }
+}
+
+type Loaded = Option<Result<document::Node, document::SyntaxError>>;
+
+/// The documents read as the checker reads them (a Markdown record is read by the checker itself).
+fn load(docs: &[DocText]) -> Vec<Loaded> {
+    docs.iter()
+        .map(|d| (!check::is_markdown(&d.path)).then(|| document::load(&d.text, Format::Yaml, &Limits::default())))
+        .collect()
+}
+
+fn inputs<'a>(docs: &'a [DocText], loaded: &'a [Loaded]) -> Vec<Input<'a>> {
+    docs.iter().zip(loaded).map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() }).collect()
+}
+
+impl Fixture {
+    /// How many lines apart the twins are, as `grail test` counts them (a
+    /// file in one twin only counts every line; so does a `layers.bind` line).
+    pub fn lines_apart(&self) -> usize {
+        pair_lines(self)
+    }
+}
+
+fn pair_lines(f: &Fixture) -> usize {
+    let files = |docs: &[DocText], attached: &[String]| -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = docs.iter().map(|d| (d.path.clone(), d.text.clone())).collect();
+        out.extend(attached.iter().map(|p| (p.clone(), ATTACHED.to_string())));
+        let bound: String = docs.iter().filter_map(|d| Some(format!("{}={}\n", d.layer.as_ref()?, d.path))).collect();
+        out.push((crate::testing::LAYERS_FILE.to_string(), bound));
+        out
+    };
+    let (a, b) = (files(&f.fail, &f.attached.0), files(&f.pass, &f.attached.1));
+    let mut names: BTreeSet<&str> = a.iter().map(|(p, _)| p.as_str()).collect();
+    names.extend(b.iter().map(|(p, _)| p.as_str()));
+    let text =
+        |xs: &[(String, String)], n: &str| xs.iter().find(|(p, _)| p == n).map(|(_, t)| t.clone()).unwrap_or_default();
+    names.iter().map(|n| crate::testing::differing_lines(&text(&a, n), &text(&b, n))).sum()
+}
+
+/// The text the analysis gives a file a document names by `ref`.
+pub const ATTACHED: &str = "{}";
+
+/// A document of a model: its file name, what it says, the Markdown marker
+/// it is written under (if it is a Markdown kind), its layer.
+struct Drawn {
+    path: String,
+    tree: model::Out,
+    marker: Option<String>,
+    layer: Option<String>,
+}
+
+impl Drawn {
+    /// The file; a Markdown record's JSON on one line when `compact`.
+    fn text(&self, compact: bool) -> DocText {
+        let text = match &self.marker {
+            Some(marker) => {
+                let json = model::json(&self.tree);
+                let json = if compact { serde_json::to_string(&json) } else { serde_json::to_string_pretty(&json) };
+                format!("{marker}\n```json\n{}\n```\n", json.unwrap_or_default())
+            }
+            None => model::yaml(&self.tree),
+        };
+        DocText { path: self.path.clone(), text, layer: self.layer.clone() }
+    }
+}
+
+/// The two deployments of a fixture pair as files, each document of one
+/// written together with its namesake in the other (see `model::yaml_twins`).
+fn twins(fail: &[Drawn], pass: &[Drawn]) -> (Vec<DocText>, Vec<DocText>) {
+    let mut a: Vec<DocText> = fail.iter().map(|d| d.text(false)).collect();
+    let mut b: Vec<DocText> = pass.iter().map(|d| d.text(false)).collect();
+    // Twins that differ in more than one file cannot be one line apart: they stay as readable as they are.
+    let same = |x: &DocText, ys: &[DocText]| ys.iter().any(|y| y.path == x.path && y.text == x.text);
+    let differing =
+        a.iter().filter(|x| !same(x, &b)).count() + b.iter().filter(|y| !a.iter().any(|x| x.path == y.path)).count();
+    if differing > 1 {
+        return (a, b);
+    }
+    for (i, f) in fail.iter().enumerate() {
+        let Some(j) = pass.iter().position(|p| p.path == f.path) else { continue };
+        let p = &pass[j];
+        if crate::testing::differing_lines(&a[i].text, &b[j].text) <= 1 {
+            continue;
+        }
+        match f.marker {
+            Some(_) => (a[i], b[j]) = (f.text(true), p.text(true)),
+            None => (a[i].text, b[j].text) = model::yaml_twins(&f.tree, &p.tree),
+        }
+    }
+    (a, b)
 }
 
 fn describe(findings: &[Finding], rule: &str) -> String {
