@@ -140,7 +140,13 @@ fn human(db: &Database, set: PolicySet, a: &Analysis) -> String {
     for r in &a.rules {
         let mut line = format!("  {:<width$}  {}", r.id, status_word(r));
         if let Some(f) = &r.fixture {
-            line.push_str(&format!("; twins {} atom{} apart", f.distance, if f.distance == 1 { "" } else { "s" }));
+            let lines = f.lines_apart();
+            line.push_str(&format!(
+                "; twins {} atom{} ({lines} line{}) apart",
+                f.distance,
+                if f.distance == 1 { "" } else { "s" },
+                if lines == 1 { "" } else { "s" }
+            ));
             if let Some(p) = &f.problem {
                 line.push_str(&format!(" ({p})"));
             }
@@ -246,6 +252,7 @@ fn to_json(db: &Database, set: PolicySet, a: &Analysis) -> Value {
                 "fires_with": r.fires_with,
                 "fixture": r.fixture.as_ref().map(|f| json!({
                     "distance": f.distance,
+                    "lines": f.lines_apart(),
                     "confirmed": f.problem.is_none(),
                     "problem": f.problem,
                     "fail": docs_json(&f.fail),
