@@ -370,7 +370,7 @@ fn check_one(
     let mut named = Vec::new();
     for (from, input) in inputs.iter().enumerate() {
         for ref_path in grail_engine::check::references(policy, input) {
-            let read = attacher.attach(input.path, &ref_path);
+            let read = attacher.attach(input.path, std::path::Path::new(input.path), &ref_path);
             named.push((from, ref_path, read));
         }
     }

@@ -502,8 +502,16 @@ impl Workspace {
     fn reload_member(&mut self, uri: &Uri) -> Changed {
         let Some(&k) = self.member_of.get(uri) else { return Changed::Nothing };
         let Some(source) = self.source(uri) else { return Changed::Nothing };
-        match uri.to_file_path().and_then(|p| std::fs::read(p).ok()) {
-            Some(bytes) => source.set_bytes(&mut self.db, bytes),
+        // Read as `grail check` reads it: a FIFO or a device refused unopened, a large file capped.
+        let shown = source.path(&self.db).clone();
+        let read = uri
+            .to_file_path()
+            .and_then(|p| grail_workspace::read_source(&p, &shown, grail_workspace::DEFAULT_MAX_DOCUMENT_SIZE).ok());
+        match read {
+            Some(read) => {
+                source.set_text(&mut self.db).to(read.text);
+                source.set_read_error(&mut self.db).to(read.read_error);
+            }
             None => {
                 source.set_text(&mut self.db).to(String::new());
             }
@@ -513,7 +521,13 @@ impl Workspace {
     }
 
     fn reload_policy_file(&mut self, uri: &Uri) -> Changed {
-        let bytes = uri.to_file_path().and_then(|p| std::fs::read(p).ok());
+        // A FIFO or a device is refused unopened, as for documents.
+        let bytes = uri.to_file_path().and_then(|p| {
+            let mut file = grail_workspace::open_document(&p, &p.to_string_lossy()).ok()?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+            Some(bytes)
+        });
         match (self.policy_index(uri), bytes) {
             (Some(i), Some(bytes)) => {
                 let file = self.set.files(&self.db)[i];

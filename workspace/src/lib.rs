@@ -7,27 +7,29 @@
 //! - the documents of its deployments (a folder stands for the documents
 //!   directly in it);
 //! - the files documents attach by their `ref` fields: only inside the
-//!   document's folder, symbolic links resolved, at most 16 MiB.
+//!   document's folder, symbolic links resolved, at most 16 MiB each, each
+//!   read once, 64 MiB together; and the documents themselves, a FIFO or a
+//!   device refused before it is opened (`read`, which the command line uses
+//!   too).
 //!
 //! Nothing here prints or exits: errors are returned as text for the caller.
 
 pub use grail_engine::workspace_file::lower_first;
 use std::collections::HashSet;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use grail_engine::db::{AttachedFile, document_references};
+use grail_engine::db::AttachedFile;
 use grail_engine::workspace_file::{self, DeploymentSpec, Located, WorkspaceFile, WorkspaceFileError};
 use grail_engine::{Database, PolicySet, SourceText};
 
 pub use grail_engine::workspace_file::FILE_NAME;
 
-/// The default of `--max-document-size` (and the size readers without the
-/// flag read up to): 16 MiB.
-pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 16 << 20;
+pub mod read;
 
-/// The largest file a document's `ref` may name.
-const MAX_ATTACHED_BYTES: u64 = 16 * 1024 * 1024;
+pub use read::{
+    Attacher, DEFAULT_MAX_DOCUMENT_SIZE, DEFAULT_MAX_TOTAL_SIZE, MAX_ATTACHED_BYTES, not_regular, open_document,
+    read_document, read_source,
+};
 
 /// The extensions of the documents a folder of a deployment stands for.
 const DOCUMENT_EXTENSIONS: [&str; 6] = ["json", "jsonl", "yaml", "yml", "md", "markdown"];
@@ -251,70 +253,17 @@ pub fn collect_policy(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<Pat
     Ok(())
 }
 
-/// Reads a document, at most `limit` bytes of it: a larger file becomes a
-/// document that is too large, which the check reports as a finding.
-pub fn read_document(db: &Database, path: &Path, shown: String, limit: u64) -> Result<SourceText, String> {
-    if path.is_dir() {
-        return Err(format!("cannot check `{shown}`: it is a folder; name the documents in it"));
-    }
-    let cannot = |e: std::io::Error| format!("cannot read `{shown}`: {}", lower_first(&e.to_string()));
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
-    if bytes.len() as u64 > limit {
-        return Ok(SourceText::too_large(db, shown, limit, size.filter(|s| *s > limit)));
-    }
-    Ok(SourceText::from_bytes(db, shown, bytes))
-}
-
-/// Reads the files the documents' `ref` fields name. A path is followed only
-/// inside its document's folder, symbolic links included; anything else is
-/// refused with the reason, which the rules see as missing evidence.
-/// `real_path` maps a document's path (as in the database) to the file on disk.
+/// Reads the files the documents' `ref` fields name, as `grail check` does
+/// (see [`read::attachments_within`]), at most [`DEFAULT_MAX_TOTAL_SIZE`]
+/// together. `real_path` maps a document's path (as in the database) to the
+/// file on disk.
 pub fn attachments(
     db: &Database,
     set: PolicySet,
     documents: &[SourceText],
     real_path: &dyn Fn(&str) -> PathBuf,
 ) -> Vec<AttachedFile> {
-    let mut out = Vec::new();
-    for doc in documents {
-        for path in document_references(db, set, *doc) {
-            let read = attach(db, doc.path(db), &real_path(doc.path(db)), path);
-            out.push(AttachedFile { from: *doc, path: path.clone(), read });
-        }
-    }
-    out
-}
-
-fn attach(db: &Database, shown: &str, document: &Path, path: &str) -> Result<SourceText, String> {
-    if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
-        return Err(reason.into());
-    }
-    let cannot = |e: std::io::Error| format!("cannot be read: {}", lower_first(&e.to_string()));
-    let folder = document.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let target = folder.join(path);
-    let real_folder = folder.canonicalize().map_err(cannot)?;
-    let real = target.canonicalize().map_err(cannot)?;
-    if !real.starts_with(&real_folder) {
-        return Err("the path leads out of the document's folder through a symbolic link".into());
-    }
-    let meta = std::fs::metadata(&real).map_err(cannot)?;
-    if !meta.is_file() {
-        return Err("it is not a file".into());
-    }
-    if meta.len() > MAX_ATTACHED_BYTES {
-        return Err(format!(
-            "the file has {} bytes, more than the {MAX_ATTACHED_BYTES} a transcript may have",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(&real).map_err(cannot)?;
-    // Shown as the document is shown: its folder, then the path as written.
-    let shown_folder = Path::new(shown).parent().filter(|p| !p.as_os_str().is_empty());
-    let shown = shown_folder.map_or_else(|| Path::new(".").join(path), |f| f.join(path));
-    Ok(SourceText::from_bytes(db, shown.to_string_lossy().into_owned(), bytes))
+    read::attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE, real_path)
 }
 
 /// `path` as shown in reports: relative to `base` when under it.
