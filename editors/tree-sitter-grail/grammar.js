@@ -33,7 +33,8 @@ module.exports = grammar({
 
   word: ($) => $.identifier,
 
-  conflicts: ($) => [[$.row_key, $.cell]],
+  // `count(x in xs by k)` and `count(x in xs)` share their start: both are tried.
+  conflicts: ($) => [[$._expression, $.count_by]],
 
   rules: {
     source_file: ($) => repeat($._item),
@@ -48,6 +49,7 @@ module.exports = grammar({
         $.question_declaration,
         $.function_declaration,
         $.rule_declaration,
+        $.table_declaration,
       ),
 
     // `///` documents the item or field below; both are comments to the grammar.
@@ -97,16 +99,33 @@ module.exports = grammar({
         "}",
       ),
 
-    selector: ($) => seq("where", $.identifier, choice("absent", seq("==", $.string))),
+    selector: ($) => seq("where", $.key_test, repeat(seq("and", $.key_test))),
+    key_test: ($) => seq(field("key", $.identifier), choice("absent", "present", seq("==", $.string))),
 
     markdown_selector: ($) => seq("in", "markdown", "after", $.string, "rule", $.rule_id),
 
-    _member: ($) => choice($.check_rule, $.forbid, $.field_declaration),
+    _member: ($) => choice($.check_rule, $.forbid, $.lines_clause, $.at_most_one, $.field_declaration),
+
+    // `lines into receipts`: in a JSON Lines file, every line after the header is an entry.
+    lines_clause: ($) => seq("lines", "into", field("field", $.identifier)),
+    at_most_one: (_) => seq("at", "most", "one", "per", "deployment"),
 
     check_rule: ($) =>
       seq(
         "on",
-        choice("syntax", "duplicate_key", "unknown_key", "missing_key", "type", "empty", "loosen", "untrusted", "order"),
+        choice(
+          "syntax",
+          "duplicate_key",
+          "unknown_key",
+          "missing_key",
+          "type",
+          "empty",
+          "loosen",
+          "untrusted",
+          "order",
+          "claim",
+          "change",
+        ),
         "rule",
         $.rule_id,
       ),
@@ -119,10 +138,14 @@ module.exports = grammar({
         optional("?"),
         ":",
         field("type", $._type),
+        optional($.or_null),
         repeat(choice($.default_clause, $.bound_clause, $.unique_clause, $.invalid_clause, $.growth_clause)),
       ),
 
-    default_clause: ($) => seq("default", choice($.column_reference, $.string, $.integer, $.boolean, seq("[", "]"))),
+    // `exit_code?: int or null`: the field may hold null, a value of its own.
+    or_null: (_) => seq("or", "null"),
+    default_clause: ($) =>
+      seq("default", choice($.column_reference, $.string, $.integer, $.boolean, seq("[", "]"), seq("{", "}"))),
     bound_clause: ($) => seq(choice("floor", "ceiling"), $.column_reference, "rule", $.rule_id),
     unique_clause: ($) => seq("unique", "rule", $.rule_id),
     invalid_clause: ($) => seq("invalid", "rule", $.rule_id),
@@ -149,8 +172,10 @@ module.exports = grammar({
       ),
     columns: ($) => seq("columns", commaSep1($.column_declaration)),
     column_declaration: ($) => seq(field("name", $.identifier), ":", field("type", $.identifier)),
-    row: ($) => prec.right(seq($.row_key, ":", repeat1($.cell))),
-    row_key: ($) => choice($.identifier, $.string),
+    row: ($) => prec.right(seq($.row_key, repeat1($.cell))),
+    // The key with its colon, one token: a cell is never followed by a colon,
+    // so the next row starts where the longer token matches.
+    row_key: (_) => token(seq(choice(IDENT, /"[^"\\\n]*"/), /[ \t]*/, ":")),
     cell: ($) => choice($.integer, $.boolean, $.string, $.identifier),
 
     layers_declaration: ($) =>
@@ -158,13 +183,28 @@ module.exports = grammar({
         "layers",
         "of",
         field("document", $.identifier),
-        "by",
-        field("key", $.identifier),
         "{",
-        repeat(choice($.check_rule, $.layer_line, $.only_line, $.free_line)),
+        repeat(
+          choice(
+            $.check_rule,
+            $.layer_line,
+            $.only_line,
+            $.free_line,
+            $.claim_line,
+            $.standalone_line,
+            $.separate_line,
+            $.trusted_line,
+          ),
+        ),
         "}",
       ),
-    layer_line: ($) => prec.right(seq("layer", field("name", $.identifier), optional("default"))),
+    layer_line: ($) => seq("layer", field("name", $.identifier)),
+    claim_line: ($) => seq("claimed", "by", field("key", $.identifier)),
+    standalone_line: (_) => "standalone",
+    // Each document of the kind is read apart: several may share a layer, none is merged.
+    separate_line: (_) => "separate",
+    // `trusted from harness rule ID`: a document bound below the layer is a finding, and is not read.
+    trusted_line: ($) => seq("trusted", "from", field("layer", $.identifier), "rule", $.rule_id),
     only_line: ($) => seq("only", field("layer", $.identifier), "sets", commaSep1($.identifier)),
     free_line: ($) => seq("any", "layer", "sets", commaSep1($.identifier)),
 
@@ -174,6 +214,22 @@ module.exports = grammar({
       ),
     question_variable: ($) => seq("for", $.pattern, "in", $._expression, "as", $.request_attribute),
     request_attribute: ($) => seq(choice("principal", "resource"), ".", $.identifier),
+
+    // A table of values read from documents: a row per tuple of its `for`s, a cell per column.
+    table_declaration: ($) =>
+      prec.right(
+        seq(
+          "table",
+          field("name", $.rule_id),
+          repeat(choice($.for_clause, $.let_clause)),
+          $.table_row,
+          repeat1($.table_column),
+          optional($.table_detail),
+        ),
+      ),
+    table_row: ($) => seq("row", field("name", choice($.identifier, $.string)), "=", $._expression),
+    table_column: ($) => seq("column", field("name", choice($.identifier, $.string)), "=", $._expression),
+    table_detail: ($) => seq("detail", $._expression),
 
     function_declaration: ($) =>
       prec.right(
