@@ -880,7 +880,7 @@ pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) 
     for _ in 0..samples {
         let mut soft: Vec<B> = Vec::new();
         for d in &s.model.docs {
-            // Each kind there half the time; a document at least once in four samples.
+            // Each kind there in about half the samples, drawn part by part.
             if splitmix(&mut rng).is_multiple_of(2) {
                 soft.push(d.present.negate());
             } else {
