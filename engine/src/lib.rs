@@ -5,6 +5,7 @@
 //! [`db::Database`] and read findings back as data.
 
 pub mod analyze;
+pub mod builtins;
 pub mod change;
 pub mod check;
 pub mod conform;

@@ -2312,8 +2312,7 @@ impl<'a> RuleLowerer<'a> {
     fn expand(&mut self, name: &ast::Name, args: &[ast::Expr], loc: Loc) -> (ExprKind, Ty) {
         let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
         let Some((Global::Fn(file, index), _)) = self.lw.globals.get(&name.text).copied() else {
-            let mut candidates: Vec<String> = BUILTINS.map(String::from).to_vec();
-            candidates.extend(Builtin::ALL.iter().map(|(n, _, _)| n.to_string()));
+            let mut candidates: Vec<String> = crate::builtins::FUNCTIONS.iter().map(|f| f.name.to_string()).collect();
             candidates.extend(
                 self.lw.globals.iter().filter(|(_, (g, _))| matches!(g, Global::Fn(..))).map(|(n, _)| n.clone()),
             );
@@ -2374,41 +2373,6 @@ impl<'a> RuleLowerer<'a> {
         (body.kind, ty)
     }
 }
-
-/// The functions every policy has.
-const BUILTINS: [&str; 31] = [
-    "present",
-    "absent",
-    "count",
-    "pairs",
-    "distinct",
-    "entries",
-    "empty",
-    "max",
-    "min",
-    "lower",
-    "int",
-    "timestamp",
-    "split",
-    "trim_suffix",
-    "matches",
-    "holds",
-    "reason",
-    "trim",
-    "now",
-    "days",
-    "hours",
-    "minutes",
-    "seconds",
-    "sum",
-    "bound_to",
-    "url",
-    "url_scheme",
-    "url_host",
-    "url_path",
-    "url_query",
-    "url_fragment",
-];
 
 fn compatible(a: &Ty, b: &Ty) -> bool {
     match (a, b) {

@@ -156,6 +156,11 @@ impl LanguageServer for Backend {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["(".into(), ",".into()]),
+                    retrigger_characters: None,
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                }),
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
@@ -270,6 +275,39 @@ impl LanguageServer for Backend {
         })
         .await
         .ok_or_else(|| internal("hover"))
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let p = params.text_document_position_params;
+        self.guarded("signatureHelp", |ws| {
+            let (source, offset) = Self::at(ws, &p.text_document.uri, p.position)?;
+            let help = ide::signature_help(&ws.db, ws.set, source, offset)?;
+            let signatures = help
+                .signatures
+                .iter()
+                .map(|label| {
+                    let parameters = grail_engine::builtins::parameters(label)
+                        .into_iter()
+                        .map(|p| ParameterInformation {
+                            label: ParameterLabel::Simple(p.to_string()),
+                            documentation: None,
+                        })
+                        .collect();
+                    SignatureInformation {
+                        label: label.clone(),
+                        documentation: Some(Documentation::MarkupContent(MarkupContent {
+                            kind: MarkupKind::Markdown,
+                            value: help.doc.clone(),
+                        })),
+                        parameters: Some(parameters),
+                        active_parameter: None,
+                    }
+                })
+                .collect();
+            Some(SignatureHelp { signatures, active_signature: Some(0), active_parameter: Some(help.argument as u32) })
+        })
+        .await
+        .ok_or_else(|| internal("signatureHelp"))
     }
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {

@@ -99,6 +99,20 @@ async fn hover_and_definition_in_a_policy_file() {
     assert!(shown.contains("fn model_slots(t) ="), "{shown}");
     let defs = c.request("textDocument/definition", json!({"textDocument": {"uri": uri}, "position": at})).await;
     assert!(defs[0]["uri"].as_str().unwrap_or_default().ends_with("slots.grail"), "{defs}");
+
+    // Inside `count(...)`: the built-in's two forms, at its first argument.
+    let at = position_of(&text, "count(model_slots(t))", 6);
+    let help = c.request("textDocument/signatureHelp", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let labels: Vec<&str> =
+        help["signatures"].as_array().into_iter().flatten().filter_map(|s| s["label"].as_str()).collect();
+    assert_eq!(labels, vec!["count(xs)", "count(x in xs by key)"], "{help}");
+    assert_eq!(help["activeParameter"], json!(0));
+    assert_eq!(help["signatures"][0]["parameters"][0]["label"], json!("xs"));
+    // On the name of a built-in: its hover.
+    let at = position_of(&text, "count(model_slots(t))", 2);
+    let hover = c.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": at})).await;
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(shown.contains("count(x in xs by key)") && shown.contains("distinct identities"), "{shown}");
     c.shutdown().await;
 }
 

@@ -67,6 +67,26 @@ pub struct Completions {
     pub items: Vec<Completion>,
 }
 
+/// The call the cursor is in: each form of the function, what it does, and
+/// the argument the cursor is at (0 for the first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignatureHelp {
+    pub signatures: Vec<String>,
+    pub doc: String,
+    pub argument: usize,
+}
+
+/// Signature help at `offset` of a policy file: inside the parentheses of a
+/// call of a built-in or a declared function. Documents have none.
+pub fn signature_help(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    file: SourceText,
+    offset: usize,
+) -> Option<SignatureHelp> {
+    policy::signature_help(db, set, policy_file(db, set, file)?, offset)
+}
+
 /// Replace `span` of a text by `text`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextEdit {

@@ -6,27 +6,96 @@ use crate::ide::index::{PolicyIndex, Symbol, policy_index, ty_name};
 use crate::ide::{Completion, CompletionKind, Completions, Hover};
 use crate::line_index::LineIndex;
 
-/// The functions every policy has.
-const BUILTINS: [(&str, &str); 8] = [
-    ("present", "present(x): whether a value is there; never unknown"),
-    ("absent", "absent(x): whether a value is missing; never unknown"),
-    ("count", "count(xs): the number of distinct identities; count(x in xs by key): of distinct keys"),
-    ("pairs", "pairs(xs): the unordered pairs of distinct identities"),
-    ("empty", "empty(xs): a list or map without entries"),
-    ("max", "max(a, b): the greater int or later variant"),
-    ("min", "min(a, b): the smaller int or earlier variant"),
-    ("lower", "lower(s): a string in lower case"),
-];
-
 pub(super) fn symbol_at(db: &dyn salsa::Database, set: PolicySet, file: u32, offset: usize) -> Option<Symbol> {
     policy_index(db, set).at(file, offset).map(|(s, _)| s.clone())
 }
 
 pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, file: u32, offset: usize) -> Option<Hover> {
     let index = policy_index(db, set);
-    let (symbol, span) = index.at(file, offset)?;
+    let Some((symbol, span)) = index.at(file, offset) else { return builtin_hover(db, set, file, offset) };
     let markdown = describe(db, set, index, symbol)?;
     Some(Hover { markdown, span })
+}
+
+/// A hover on the name of a built-in function where it is called.
+fn builtin_hover(db: &dyn salsa::Database, set: PolicySet, file: u32, offset: usize) -> Option<Hover> {
+    let text = set.files(db).get(file as usize)?.text(db);
+    let span = word_at(text, offset, &[]);
+    let name = text.get(span.start..span.end).filter(|n| !n.is_empty())?;
+    let called = text[span.end..].trim_start().starts_with('(');
+    let declared = policy_index(db, set).decls.iter().any(|d| d.symbol == Symbol::Function(name.to_string()));
+    let f = crate::builtins::function(name).filter(|_| called && !declared)?;
+    Some(Hover { markdown: builtin_markdown(f), span })
+}
+
+fn builtin_markdown(f: &crate::builtins::Function) -> String {
+    format!("```grail\n{}\n```\n\nbuilt-in: {}", f.signatures.join("\n"), f.doc)
+}
+
+/// The call the cursor is in: the function, its signatures, and which argument the cursor is at.
+pub(super) fn signature_help(
+    db: &dyn salsa::Database,
+    set: PolicySet,
+    file: u32,
+    offset: usize,
+) -> Option<super::SignatureHelp> {
+    let text = set.files(db).get(file as usize)?.text(db);
+    let (name_end, argument) = open_call(text.get(..offset.min(text.len()))?)?;
+    let span = word_at(text, name_end, &[]);
+    let name = text.get(span.start..span.end).filter(|n| !n.is_empty())?;
+    let index = policy_index(db, set);
+    let declared = index.decls.iter().find(|d| d.symbol == Symbol::Function(name.to_string()));
+    let (signatures, doc) = match (declared, crate::builtins::function(name)) {
+        (Some(d), _) => {
+            let head = source(db, set, d.item, 1);
+            let head = head.split(") =").next().unwrap_or(&head).trim_start_matches("fn ").to_string() + ")";
+            (vec![head], d.docs.join("\n"))
+        }
+        (None, Some(f)) => (f.signatures.iter().map(|s| s.to_string()).collect(), f.doc.to_string()),
+        (None, None) => return None,
+    };
+    Some(super::SignatureHelp { signatures, doc, argument })
+}
+
+/// In `before` (the text up to the cursor), the end of the name of the
+/// innermost call still open, and how many of its arguments come before the
+/// cursor; none outside a call.
+fn open_call(before: &str) -> Option<(usize, usize)> {
+    let bytes = before.as_bytes();
+    let (mut depth, mut commas, mut quoted) = (0usize, 0usize, false);
+    let mut i = bytes.len();
+    // Strings are read backwards too: a quote toggles, an escaped one does not.
+    while i > 0 {
+        i -= 1;
+        let c = bytes[i];
+        if c == b'\n' && !quoted && depth == 0 {
+            // A call never spans an item's first column; stop at a line that starts an item.
+            if before[i + 1..].starts_with(|ch: char| ch.is_ascii_alphabetic()) {
+                return None;
+            }
+        }
+        if c == b'"' && (i == 0 || bytes[i - 1] != b'\\') {
+            quoted = !quoted;
+            continue;
+        }
+        if quoted {
+            continue;
+        }
+        match c {
+            b')' | b']' | b'}' => depth += 1,
+            b'[' | b'{' if depth == 0 => return None,
+            b'[' | b'{' => depth -= 1,
+            b'(' if depth == 0 => {
+                let name_end = before[..i].trim_end().len();
+                let named = before[..name_end].ends_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_');
+                return named.then_some((name_end, commas));
+            }
+            b'(' => depth -= 1,
+            b',' if depth == 0 => commas += 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The text of a declaration, without its doc comments, at most `max_lines` lines.
@@ -254,8 +323,8 @@ pub(super) fn completions(db: &dyn salsa::Database, set: PolicySet, file: u32, o
             push(name, CompletionKind::Function, "fn".into(), &d.docs);
         }
     }
-    for (name, doc) in BUILTINS {
-        push(name, CompletionKind::Function, doc.into(), &[]);
+    for f in crate::builtins::FUNCTIONS {
+        push(f.name, CompletionKind::Function, f.signatures.join(", "), &[f.doc.to_string()]);
     }
     Some(Completions { replace, items })
 }
