@@ -235,8 +235,15 @@ fn report(
                     Some(name) => format!("deployment `{name}` ({})\n", grail_workspace::FILE_NAME),
                     None => String::new(),
                 };
-                let mut body =
-                    render::human(db, set, shipped, &report.documents, &group.documents, &report.findings, args.verbose);
+                let mut body = render::human(
+                    db,
+                    set,
+                    shipped,
+                    &report.documents,
+                    &group.documents,
+                    &report.findings,
+                    args.verbose,
+                );
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
                 text.push_str(&body);
                 if report.now_read {
@@ -265,7 +272,9 @@ fn report(
                 junit_suites.push(junit::suite(db, &report.documents, &group.documents, &report.findings));
                 continue;
             }
-            Format::Github => github::annotations(db, set, shipped, &report.documents, &group.documents, &report.findings),
+            Format::Github => {
+                github::annotations(db, set, shipped, &report.documents, &group.documents, &report.findings)
+            }
             Format::Table => {
                 let tables = grail_engine::db::table_deployment(db, set, deployment);
                 let mut text = match &group.name {

@@ -223,7 +223,8 @@ enum Command {
     /// or its file name alone) with an optional `:LINE` for the lines around
     /// it. Without NAME: the policy's files, their lengths and their rule
     /// ids. With --out: the policy's files and its fixtures (`tests/`) written
-    /// under DIR at the same relative paths; the command prints the
+    /// under DIR at the same relative paths (a policy named by an absolute
+    /// path is refused: run from above it); the command prints the
     /// `--policy` that reads them back as the same policy. Exit status: 0
     /// printed or written, 2 a NAME the policy does not have, or a file that
     /// exists and differs (without --force).

@@ -226,7 +226,13 @@ struct Out {
 /// under `policies/guardrails/`), so that `--policy DIR/FOLDER` for each
 /// folder is the same policy with the same fixtures. A file that exists and
 /// differs is refused, before anything is written, unless `force`.
-fn write_out(db: &Database, set: PolicySet, dirs: &[Utf8PathBuf], out: &Utf8Path, force: bool) -> Result<String, Fatal> {
+fn write_out(
+    db: &Database,
+    set: PolicySet,
+    dirs: &[Utf8PathBuf],
+    out: &Utf8Path,
+    force: bool,
+) -> Result<String, Fatal> {
     let shipped_folder = grail_engine::shipped::FILES
         .first()
         .and_then(|(p, _)| Utf8Path::new(p).parent())
@@ -281,7 +287,10 @@ fn write_out(db: &Database, set: PolicySet, dirs: &[Utf8PathBuf], out: &Utf8Path
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => todo.push((target, f)),
             Err(e) => {
-                return Err(Fatal(format!("cannot read `{target}`: {}", crate::documents::lower_first(&e.to_string()))));
+                return Err(Fatal(format!(
+                    "cannot read `{target}`: {}",
+                    crate::documents::lower_first(&e.to_string())
+                )));
             }
         }
     }

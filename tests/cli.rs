@@ -336,12 +336,10 @@ fn a_help_line_of_the_shipped_library_says_how_to_print_the_rule_and_it_prints_t
         "{human}"
     );
     let json: serde_json::Value = serde_json::from_str(
-        &common::run_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), &[
-            "check",
-            "--format",
-            "json",
-            "examples/bindings/org.json",
-        ])
+        &common::run_in(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+            &["check", "--format", "json", "examples/bindings/org.json"],
+        )
         .stdout,
     )
     .expect("a JSON report");
@@ -375,8 +373,7 @@ fn source_prints_a_file_by_its_path_or_its_name_and_the_lines_around_one() {
     assert_eq!(by_name, expected);
 
     let around = stdout_of(&["source", "merge.grail:22"]);
-    let numbers: Vec<&str> =
-        around.lines().skip(1).map(|l| l.split('|').next().unwrap_or_default().trim()).collect();
+    let numbers: Vec<&str> = around.lines().skip(1).map(|l| l.split('|').next().unwrap_or_default().trim()).collect();
     assert_eq!(numbers, ["17", "18", "19", "20", "21", ">22", "23", "24", "25", "26", "27"], "{around}");
     assert!(around.starts_with("policies/guardrails/merge.grail:22\n"), "{around}");
 
@@ -441,7 +438,10 @@ fn source_out_writes_a_policy_that_checks_like_the_shipped_library() {
     assert!(human.contains("help: rule `merge.executor_cap` is declared at "), "{human}");
     assert!(!human.contains("shipped library"), "a user's own file is named as it is: {human}");
     let github = grail(&["check", "--format", "github", "--policy", &folder, "examples/bindings/org.json"]);
-    assert!(github.contains(&format!("(rule `merge.executor_cap` is declared at {folder}/merge.grail:22:6)\n")), "{github}");
+    assert!(
+        github.contains(&format!("(rule `merge.executor_cap` is declared at {folder}/merge.grail:22:6)\n")),
+        "{github}"
+    );
 
     // A file that differs is not replaced without --force, and nothing is written.
     let merge = root.join("policies/guardrails/merge.grail");
