@@ -458,3 +458,36 @@ fn source_out_writes_a_policy_that_checks_like_the_shipped_library() {
     assert!(forced.contains("1 replaced"), "{forced}");
     assert_ne!(std::fs::read_to_string(&merge).ok().as_deref(), Some("// mine\n"));
 }
+
+/// With `--policy shipped --policy ours/`, a rule of the library says how
+/// to print it and a rule of the user's folder names the user's file as it is.
+#[test]
+fn in_a_policy_of_the_library_and_a_folder_only_the_library_rules_point_at_grail_source() {
+    let ours = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("source-ours");
+    let _ = std::fs::remove_dir_all(&ours);
+    std::fs::create_dir_all(&ours).expect("a scratch folder");
+    std::fs::write(
+        ours.join("ours.grail"),
+        "/// Ours: the executor is our own.\nrule ours.self_operated\n  require binding.executor_class == \"self-operated\"\n    else fail \"executor_class is `{binding.executor_class}`\"\n  at binding.executor_class\n",
+    )
+    .expect("write the policy");
+    let dir = ours.to_str().expect("a UTF-8 path");
+    let both = ["--policy", "shipped", "--policy", dir];
+    let github = grail(&[&["check", "--format", "github"][..], &both, &["examples/bindings/org.json"]].concat());
+    assert!(github.contains(&format!("(rule `ours.self_operated` is declared at {dir}/ours.grail:2:6)\n")), "{github}");
+    assert!(
+        github.contains("(rule `merge.executor_cap` is declared at policies/guardrails/merge.grail:22:6 (shipped library: `grail source merge.executor_cap` prints it))\n"),
+        "{github}"
+    );
+    let sarif = grail(&[&["check", "--format", "sarif"][..], &both, &["examples/bindings/org.json"]].concat());
+    assert!(
+        sarif.contains("\"uriBaseId\": \"GRAIL_LIBRARY\""),
+        "the library's files are relative to its base id: {sarif}"
+    );
+    assert!(sarif.contains(&format!("declared at {dir}/ours.grail:2:6\"")), "{sarif}");
+
+    let mine = stdout_of(&[&["source"][..], &both, &["ours.self_operated"]].concat());
+    assert!(mine.starts_with(&format!("{dir}/ours.grail:2\n")), "{mine}");
+    let refused = grail(&[&["source"][..], &both, &["--out", dir]].concat());
+    assert!(refused.starts_with("exit: 2"), "an absolute policy path has no place under --out: {refused}");
+}
