@@ -109,7 +109,7 @@ fn show(name: &str, files: &[File<'_>], policy: &Policy) -> Result<String, Fatal
     if let Some((file, line)) = name.rsplit_once(':')
         && let Ok(line) = line.parse::<usize>()
     {
-        let f = find_file(file, files)?.ok_or_else(|| unknown(name, files, policy))?;
+        let f = find_file(file, files)?.ok_or_else(|| unknown_file(file, files))?;
         if line == 0 || line > f.lines.len() {
             return Err(Fatal(format!("`{}` has {} lines; there is no line {line}", f.path, f.lines.len())));
         }
@@ -175,6 +175,14 @@ fn show(name: &str, files: &[File<'_>], policy: &Policy) -> Result<String, Fatal
     Err(unknown(name, files, policy))
 }
 
+/// FILE of `FILE:LINE` is no file of the policy's: the nearest file name, if one is near.
+fn unknown_file(file: &str, files: &[File<'_>]) -> Fatal {
+    let names = files.iter().flat_map(|f| [f.path, f.name()]);
+    let near = grail_engine::suggest::did_you_mean(file, names);
+    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    Fatal(format!("the policy has no file `{file}`{hint}\nhelp: `grail source` lists the policy's files"))
+}
+
 /// A `//` comment that is not documentation.
 fn is_plain_comment(line: &str) -> bool {
     let t = line.trim_start();
@@ -206,11 +214,10 @@ fn unknown(name: &str, files: &[File<'_>], policy: &Policy) -> Fatal {
         names.push(f.path.to_string());
         names.push(f.name().to_string());
     }
-    let wanted = name.rsplit_once(':').filter(|(_, l)| l.parse::<usize>().is_ok()).map_or(name, |(f, _)| f);
-    let near = grail_engine::suggest::did_you_mean(wanted, names.iter().map(String::as_str));
+    let near = grail_engine::suggest::did_you_mean(name, names.iter().map(String::as_str));
     let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
     Fatal(format!(
-        "the policy has no rule, declaration or file `{wanted}`{hint}\nhelp: `grail source` lists the policy's files and rule ids"
+        "the policy has no rule, declaration or file `{name}`{hint}\nhelp: `grail source` lists the policy's files and rule ids"
     ))
 }
 

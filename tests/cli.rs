@@ -404,7 +404,16 @@ fn an_unknown_name_is_a_usage_error_with_the_nearest_name() {
     );
     let file = grail(&["source", "escalaton.grail:3"]);
     assert!(file.starts_with("exit: 2"), "{file}");
-    assert!(file.contains("did you mean `escalation.grail`?"), "{file}");
+    assert!(
+        file.contains("error: the policy has no file `escalaton.grail`; did you mean `escalation.grail`?"),
+        "{file}"
+    );
+    let rule = grail(&["source", "merge.executor_cap:3"]);
+    assert!(rule.starts_with("exit: 2"), "{rule}");
+    assert!(
+        rule.contains("the policy has no file `merge.executor_cap`\n"),
+        "a rule id is no file, and no file is near: {rule}"
+    );
 }
 
 /// `--out` writes the library and its fixtures; the folder it names is the
