@@ -51,7 +51,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     // and attached files go through the database.
     let streamable = args.attach.is_empty() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
-        return each(args, &compiled.policy, &Texts::policy(&db, set), &clock);
+        let shipped = policy::shipped_files(&db, set, &args.policy);
+        return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock);
     }
 
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
@@ -71,7 +72,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     } else {
         vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases }]
     };
-    report(args, &db, set, groups, policy::is_shipped(&args.policy), &clock)
+    let shipped = policy::shipped_files(&db, set, &args.policy);
+    report(args, &db, set, groups, &shipped, &clock)
 }
 
 /// The previous versions `--base` names: `OLD` for the one document checked,
@@ -143,7 +145,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
     let ws = grail_workspace::load(&path).map_err(|e| invalid(&e))?;
     let shown = |p: &std::path::Path| grail_workspace::shown(p, &cwd);
     let files = ws.policy_files().map_err(|e| invalid(&e))?;
-    let shipped = files.iter().all(|f| f.shipped);
+    let shipped: Vec<bool> = files.iter().map(|f| f.shipped).collect();
     let sources: Vec<SourceText> = files
         .into_iter()
         .map(|f| {
@@ -183,7 +185,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             bases: Vec::new(),
         });
     }
-    report(args, &db, set, groups, shipped, &clock)
+    report(args, &db, set, groups, &shipped, &clock)
 }
 
 fn invalid(e: &grail_workspace::Error) -> Fatal {
@@ -196,13 +198,14 @@ fn invalid(e: &grail_workspace::Error) -> Fatal {
     }
 }
 
-/// Checks each deployment and writes its report in the format asked for.
+/// Checks each deployment and writes its report in the format asked for;
+/// `shipped` says which of the policy's files are the shipped library's.
 fn report(
     args: &CheckArgs,
     db: &Database,
     set: PolicySet,
     groups: Vec<Group>,
-    shipped: bool,
+    shipped: &[bool],
     clock: &crate::Clock,
 ) -> Result<ExitCode, Fatal> {
     let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(db).clone()).unwrap_or_default();
@@ -232,8 +235,15 @@ fn report(
                     Some(name) => format!("deployment `{name}` ({})\n", grail_workspace::FILE_NAME),
                     None => String::new(),
                 };
-                let mut body =
-                    render::human(db, set, &report.documents, &group.documents, &report.findings, args.verbose);
+                let mut body = render::human(
+                    db,
+                    set,
+                    shipped,
+                    &report.documents,
+                    &group.documents,
+                    &report.findings,
+                    args.verbose,
+                );
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
                 text.push_str(&body);
                 if report.now_read {
@@ -262,7 +272,9 @@ fn report(
                 junit_suites.push(junit::suite(db, &report.documents, &group.documents, &report.findings));
                 continue;
             }
-            Format::Github => github::annotations(db, set, &report.documents, &group.documents, &report.findings),
+            Format::Github => {
+                github::annotations(db, set, shipped, &report.documents, &group.documents, &report.findings)
+            }
             Format::Table => {
                 let tables = grail_engine::db::table_deployment(db, set, deployment);
                 let mut text = match &group.name {

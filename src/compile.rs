@@ -43,7 +43,8 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
-                let text = render::human(&db, set, &report.documents, &shown, &report.findings, false);
+                let shipped = policy::shipped_files(&db, set, &args.policy);
+                let text = render::human(&db, set, &shipped, &report.documents, &shown, &report.findings, false);
                 let _ = std::io::stdout().flush();
                 let mut stderr = std::io::stderr().lock();
                 let _ = stderr.write_all(text.as_bytes());

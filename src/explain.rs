@@ -66,7 +66,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .iter()
         .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || set_by_document(c))))
         .collect();
-    let cx = Cx { db: &db, set, compiled, documents: &explained.documents, layers: &e.layers };
+    let shipped = policy::shipped_files(&db, set, &args.policy);
+    let cx = Cx { db: &db, set, compiled, shipped: &shipped, documents: &explained.documents, layers: &e.layers };
 
     let reads_now = e.now_read;
     let text = match args.format {
@@ -107,6 +108,8 @@ struct Cx<'a> {
     db: &'a Database,
     set: PolicySet,
     compiled: &'a Compiled,
+    /// Which of the policy's files are the shipped library's.
+    shipped: &'a [bool],
     documents: &'a [SourceText],
     layers: &'a [DocLayer],
 }
@@ -126,7 +129,13 @@ impl Cx<'_> {
         Some((f.path(self.db).clone(), line, column))
     }
 
-    /// `file:line:col (layer security)`, `policies/x.grail:3:4 (shipped)`, `absent`.
+    /// Whether the policy location is in the shipped library (no file of the user's).
+    fn in_library(&self, loc: grail_engine::hir::Loc) -> bool {
+        self.shipped.get(loc.file as usize).copied().unwrap_or(false)
+    }
+
+    /// `file:line:col (layer security)`, `policies/x.grail:3:4 (shipped)`, `absent`;
+    /// a location in the shipped library with the `grail source` that prints its line.
     fn provenance(&self, p: &Provenance) -> String {
         match p {
             Provenance::Document(doc, span) => match self.position(*doc, span.start) {
@@ -142,6 +151,10 @@ impl Cx<'_> {
                 None => "a document".into(),
             },
             Provenance::Policy(loc) => match self.policy_position(*loc) {
+                Some((path, l, c)) if self.in_library(*loc) => {
+                    let name = path.rsplit('/').next().unwrap_or(&path);
+                    format!("{path}:{l}:{c} (shipped; `grail source {name}:{l}`)")
+                }
                 Some((path, l, c)) => format!("{path}:{l}:{c} (shipped)"),
                 None => "the policy".into(),
             },
@@ -208,6 +221,9 @@ impl Cx<'_> {
                     "  rule {p}:{l}:{c}{}",
                     if docs.is_empty() { String::new() } else { format!(": {docs}") }
                 );
+                if self.in_library(loc) {
+                    let _ = writeln!(out, "  (shipped library: `grail source {}` prints it)", f.rule);
+                }
             }
             if let Some((doc, span)) = f.location
                 && let Some((p, l, c)) = self.position(doc, span.start)

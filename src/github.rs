@@ -9,12 +9,14 @@ use std::fmt::Write as _;
 
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText};
 
-use crate::render::policy_position;
+use crate::render::{declared_at, policy_position};
 
-/// The workflow commands of one deployment.
+/// The workflow commands of one deployment; `shipped` says which of the
+/// policy's files are the shipped library's.
 pub fn annotations(
     db: &Database,
     set: PolicySet,
+    shipped: &[bool],
     docs: &[SourceText],
     shown: &[SourceText],
     findings: &[Finding],
@@ -46,8 +48,11 @@ pub fn annotations(
         let outcome = if f.outcome == Outcome::Fail { "FAIL" } else { "UNKNOWN" };
         properties.push(format!("title={}", property(&format!("{outcome} {}", f.rule))));
         let mut message = format!("{}: {}", f.subject, f.message);
-        if let Some((p, l, c)) = f.policy.and_then(|loc| policy_position(db, set, loc)) {
-            let _ = write!(message, "\n(rule `{}` is declared at {p}:{l}:{c})", f.rule);
+        if let Some(loc) = f.policy
+            && let Some(at) = policy_position(db, set, loc)
+        {
+            let library = shipped.get(loc.file as usize).copied().unwrap_or(false);
+            let _ = write!(message, "\n({})", declared_at(&f.rule, at, library));
         }
         let _ = writeln!(out, "::{command} {}::{}", properties.join(","), data(&message));
     }

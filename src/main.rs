@@ -25,6 +25,7 @@ mod junit;
 mod policy;
 mod render;
 mod sarif;
+mod source;
 mod tables;
 mod test;
 
@@ -209,6 +210,34 @@ enum Command {
     ///   grail graph --format svg examples/bindings/identical-checkers.yaml > topology.svg
     #[command(verbatim_doc_comment)]
     Graph(GraphArgs),
+    /// Print the text of the policy: a rule, a declaration, a file, or write them all out.
+    ///
+    /// The shipped library is built into grail: the paths that findings,
+    /// `explain` and `doc` print for it (`policies/guardrails/merge.grail:22:6`)
+    /// are files of grail's own source, not of yours. This command prints
+    /// them, for the shipped library or any `--policy`. NAME is a rule id
+    /// (its `///` documentation and its whole declaration; a structural check
+    /// such as `schema.unknown_key` shows the clause that names it), the name
+    /// of a declaration (a document kind, record, enum, matrix, function,
+    /// question or table), or a policy file (its path as findings print it,
+    /// or its file name alone) with an optional `:LINE` for the lines around
+    /// it. Without NAME: the policy's files, their lengths and their rule
+    /// ids. With --out: the policy's files and its fixtures (`tests/`) written
+    /// under DIR at the same relative paths (a policy named by an absolute
+    /// path is refused: run from above it); the command prints the
+    /// `--policy` that reads them back as the same policy. Exit status: 0
+    /// printed or written, 2 a NAME the policy does not have, or a file that
+    /// exists and differs (without --force).
+    ///
+    /// Examples:
+    ///   grail source                                  # the files and their rules
+    ///   grail source merge.executor_cap               # a rule, as a help line names it
+    ///   grail source policies/guardrails/merge.grail:22
+    ///   grail source Binding                          # a document kind's declaration
+    ///   grail source --out vendored/                  # a copy to read, edit, --policy
+    ///   grail source --policy my-policies/ my.rule
+    #[command(verbatim_doc_comment)]
+    Source(SourceArgs),
     /// Print a shell completion script for grail.
     ///
     /// Examples:
@@ -224,6 +253,25 @@ enum Command {
     ///   grail man --out /usr/local/share/man/man1
     #[command(verbatim_doc_comment)]
     Man(ManArgs),
+}
+
+#[derive(clap::Args)]
+struct SourceArgs {
+    /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
+    /// of the shipped library; repeatable, the folders read together as one
+    /// policy. `--policy shipped` names the shipped library and its fixtures.
+    #[arg(long, value_name = "DIR")]
+    policy: Vec<Utf8PathBuf>,
+    /// Write the policy's files and fixtures under this folder (created if
+    /// missing), at their relative paths, instead of printing.
+    #[arg(long, value_name = "DIR", conflicts_with = "name")]
+    out: Option<Utf8PathBuf>,
+    /// With --out: replace files that exist and differ.
+    #[arg(long, requires = "out")]
+    force: bool,
+    /// A rule id, a declaration's name, or a policy file with an optional `:LINE`.
+    #[arg(value_name = "NAME")]
+    name: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -679,6 +727,7 @@ fn main() -> ExitCode {
         Command::Doc(args) => doc::run(&args),
         Command::Authorize(args) => authorize::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Source(args) => source::run(&args),
         Command::Completions(args) => completions::completions(args.shell),
         Command::Man(args) => completions::man(args.out.as_deref()),
     };

@@ -14,9 +14,20 @@ use crate::render;
 /// What `--policy shipped` names: the library embedded in grail.
 pub const SHIPPED: &str = grail_engine::workspace_file::SHIPPED;
 
-/// Whether the policy is the shipped library alone (no `--policy`, or only `--policy shipped`).
-pub fn is_shipped(dirs: &[Utf8PathBuf]) -> bool {
-    dirs.iter().all(|d| d.as_str() == SHIPPED)
+/// Which files of `set` are the shipped library's, by their index in the
+/// set: none unless the invocation names the library (no `--policy`, or
+/// `--policy shipped`), and then those `load` took from the binary, the
+/// ones whose path and text are the library's byte for byte (as
+/// `grail_engine::prebuilt` recognises it). A user's file is a file the
+/// user can open; the library's is printed by `grail source`.
+pub fn shipped_files(db: &Database, set: PolicySet, dirs: &[Utf8PathBuf]) -> Vec<bool> {
+    let named = dirs.is_empty() || dirs.iter().any(|d| d.as_str() == SHIPPED);
+    set.files(db).iter().map(|f| named && is_library_file(f.path(db), f.text(db))).collect()
+}
+
+/// Whether (path, text) is one of the shipped library's files, byte for byte.
+pub fn is_library_file(path: &str, text: &str) -> bool {
+    grail_engine::shipped::FILES.iter().any(|(p, t)| *p == path && *t == text)
 }
 
 /// Puts the policy's files into the database: the shipped library, every

@@ -20,13 +20,27 @@ fn handler() -> GraphicalReportHandler {
 pub struct Texts<'a> {
     files: Vec<(&'a str, &'a str)>,
     lines: Vec<std::sync::OnceLock<LineIndex>>,
+    /// Which files are the shipped library's (a policy's; see [`Texts::shipped`]).
+    shipped: Vec<bool>,
 }
 
 impl<'a> Texts<'a> {
     /// The files as (path, text).
     pub fn new(files: Vec<(&'a str, &'a str)>) -> Texts<'a> {
         let lines = files.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Texts { files, lines }
+        Texts { files, lines, shipped: Vec::new() }
+    }
+
+    /// The same files, those flagged being the shipped library's, which
+    /// the user has no file of (help lines then say how to print them).
+    pub fn shipped(mut self, flags: &[bool]) -> Texts<'a> {
+        self.shipped = flags.to_vec();
+        self
+    }
+
+    /// Whether file `i` is the shipped library's.
+    pub fn is_shipped(&self, i: u32) -> bool {
+        self.shipped.get(i as usize).copied().unwrap_or(false)
     }
 
     /// The path of file `i`.
@@ -64,6 +78,17 @@ impl<'a> Texts<'a> {
         let (line, column) = self.line_col(loc.file, loc.span.start);
         Some((path.to_string(), line, column))
     }
+}
+
+/// The help line of a finding: where its rule is declared and, when that
+/// is the shipped library (built into grail, no file of the user's), the
+/// command that prints it.
+pub fn declared_at(rule: &str, (path, line, column): (String, usize, usize), shipped: bool) -> String {
+    let mut help = format!("rule `{rule}` is declared at {path}:{line}:{column}");
+    if shipped {
+        help.push_str(&format!(" (shipped library: `grail source {rule}` prints it)"));
+    }
+    help
 }
 
 /// `path:line:column` of a policy location.
@@ -147,17 +172,19 @@ fn outcome_word(o: Outcome) -> &'static str {
 }
 
 /// The human report of one deployment.
-/// `docs` are the documents the findings point into; `shown` those the report is about.
+/// `docs` are the documents the findings point into; `shown` those the report is about;
+/// `shipped` which of the policy's files are the shipped library's.
 pub fn human(
     db: &Database,
     set: PolicySet,
+    shipped: &[bool],
     docs: &[SourceText],
     shown: &[SourceText],
     findings: &[Finding],
     verbose: bool,
 ) -> String {
     let shown: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    human_of(&Texts::policy(db, set), &Texts::sources(db, docs), &shown, findings, verbose)
+    human_of(&Texts::policy(db, set).shipped(shipped), &Texts::sources(db, docs), &shown, findings, verbose)
 }
 
 /// [`human`] on texts read outside the database.
@@ -172,9 +199,9 @@ pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: 
                 miette::Severity::Warning
             });
         if let Some(loc) = f.policy
-            && let Some((p, l, c)) = policy.position(loc)
+            && let Some(at) = policy.position(loc)
         {
-            diag = diag.with_help(format!("rule `{}` is declared at {p}:{l}:{c}", f.rule));
+            diag = diag.with_help(declared_at(&f.rule, at, policy.is_shipped(loc.file)));
         }
         match f.location.and_then(|(d, s)| docs.get(d).map(|doc| (d, doc, s))) {
             Some((d, (path, text), span)) => {

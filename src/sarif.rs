@@ -16,8 +16,9 @@
 //!   that declaration as a related location.
 //! - The shipped library is built into the binary, not in the checked
 //!   repository: its files are given relative to the base id `GRAIL_LIBRARY`,
-//!   which the run describes (and, having no URI for it, does not resolve).
-//!   A `--policy` folder's files are paths as given.
+//!   which the run describes (and, having no URI for it, does not resolve),
+//!   and a rule's `help` of the library says that `grail source RULE` prints
+//!   it. A `--policy` folder's files are paths as given.
 //! - Columns count Unicode code points (`columnKind: unicodeCodePoints`), as
 //!   every grail report does; artifact URIs are the paths as given, relative
 //!   when they were.
@@ -34,21 +35,27 @@ pub const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata0
 /// The base id of the files of the shipped library.
 const LIBRARY: &str = "GRAIL_LIBRARY";
 
-/// Where a run's policy files are: `shipped` when the policy is the library
-/// built into grail.
+/// Where a run's policy files are: `shipped[i]` when file `i` of the set is
+/// the library built into grail's.
 #[derive(Clone, Copy)]
-pub struct Policy {
+pub struct Policy<'a> {
     pub set: PolicySet,
-    pub shipped: bool,
+    pub shipped: &'a [bool],
+}
+
+impl Policy<'_> {
+    fn is_shipped(&self, file: u32) -> bool {
+        self.shipped.get(file as usize).copied().unwrap_or(false)
+    }
 }
 
 /// A SARIF log of one run per deployment.
-pub fn log(db: &Database, policy: Policy, deployments: &[(Vec<SourceText>, &[Finding])]) -> Value {
+pub fn log(db: &Database, policy: Policy<'_>, deployments: &[(Vec<SourceText>, &[Finding])]) -> Value {
     let runs: Vec<Value> = deployments.iter().map(|(docs, findings)| run(db, policy, docs, findings)).collect();
     json!({ "$schema": SCHEMA, "version": "2.1.0", "runs": runs })
 }
 
-fn run(db: &Database, p: Policy, docs: &[SourceText], findings: &[Finding]) -> Value {
+fn run(db: &Database, p: Policy<'_>, docs: &[SourceText], findings: &[Finding]) -> Value {
     let set = p.set;
     let policy = &compile_policy(db, set).policy;
     let metas = policy.rule_meta();
@@ -57,8 +64,13 @@ fn run(db: &Database, p: Policy, docs: &[SourceText], findings: &[Finding]) -> V
         .map(|m| {
             let docs = m.docs.join("\n");
             let full = if docs.trim().is_empty() { m.what.clone() } else { docs.clone() };
+            let open = if p.is_shipped(m.loc.file) {
+                format!(" (shipped library: `grail source {}` prints it)", m.id)
+            } else {
+                String::new()
+            };
             let declared = region_of_policy(db, set, m.loc)
-                .map(|(path, line, column)| format!("declared at {path}:{line}:{column}"))
+                .map(|(path, line, column)| format!("declared at {path}:{line}:{column}{open}"))
                 .unwrap_or_default();
             let mut rule = json!({
                 "id": m.id,
@@ -102,15 +114,15 @@ fn run(db: &Database, p: Policy, docs: &[SourceText], findings: &[Finding]) -> V
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
         },
     });
-    if p.shipped {
+    if p.shipped.contains(&true) {
         run["originalUriBaseIds"] = json!({
-            LIBRARY: { "description": { "text": "the guardrail library built into grail: policies/guardrails/ of grail's own source" } }
+            LIBRARY: { "description": { "text": "the guardrail library built into grail: policies/guardrails/ of grail's own source; `grail source` prints its files" } }
         });
     }
     run
 }
 
-fn result(db: &Database, p: Policy, docs: &[SourceText], f: &Finding, rule_index: Option<usize>) -> Value {
+fn result(db: &Database, p: Policy<'_>, docs: &[SourceText], f: &Finding, rule_index: Option<usize>) -> Value {
     let text = if f.message.is_empty() { f.subject.clone() } else { f.message.clone() };
     let mut r = json!({
         "ruleId": f.rule,
@@ -166,10 +178,10 @@ fn document_location(db: &Database, doc: &SourceText, span: Span, label: Option<
     l
 }
 
-fn policy_location(db: &Database, p: Policy, loc: Loc, label: Option<&str>) -> Option<Value> {
+fn policy_location(db: &Database, p: Policy<'_>, loc: Loc, label: Option<&str>) -> Option<Value> {
     let file = p.set.files(db).get(loc.file as usize)?;
     let mut artifact = json!({ "uri": uri(file.path(db)) });
-    if p.shipped {
+    if p.is_shipped(loc.file) {
         artifact["uriBaseId"] = json!(LIBRARY);
     }
     let mut l = json!({

@@ -300,3 +300,203 @@ fn without_files_the_workspace_deployments_are_checked_with_their_layers_bound()
     assert!(!out.contains("layer.order"), "{out}");
     assert!(out.contains("leases.yaml"), "{out}");
 }
+
+/// The stdout of a `grail` run that must succeed.
+fn stdout_of(args: &[&str]) -> String {
+    let out = common::run_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), args);
+    assert_eq!(out.code, 0, "grail {args:?}: {}", out.stderr);
+    out.stdout
+}
+
+#[test]
+fn source_lists_every_file_with_its_lines_and_rule_ids() {
+    let out = stdout_of(&["source"]);
+    let files = grail_engine::shipped::FILES;
+    assert_eq!(out.lines().count(), files.len() + 1, "{out}");
+    for ((path, text), line) in files.iter().zip(out.lines()) {
+        let mut words = line.split_whitespace();
+        assert_eq!(words.next(), Some(*path), "{line}");
+        assert_eq!(words.next(), Some(text.lines().count().to_string().as_str()), "{line}");
+    }
+    let escalation = out.lines().find(|l| l.starts_with("policies/guardrails/escalation.grail")).unwrap_or_default();
+    assert!(escalation.ends_with("escalation.required_route"), "{escalation}");
+    assert!(out.lines().last().unwrap_or_default().starts_with(&format!("{} files, ", files.len())), "{out}");
+}
+
+/// The help line of a finding of the shipped library names the command
+/// that prints the rule, and that command prints the very line it names.
+#[test]
+fn a_help_line_of_the_shipped_library_says_how_to_print_the_rule_and_it_prints_that_line() {
+    let human = grail(&["check", "examples/bindings/org.json"]);
+    let flat = human.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "help: rule `merge.executor_cap` is declared at policies/guardrails/merge.grail:22:6 (shipped library: `grail source merge.executor_cap` prints it)"
+        ),
+        "{human}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &common::run_in(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+            &["check", "--format", "json", "examples/bindings/org.json"],
+        )
+        .stdout,
+    )
+    .expect("a JSON report");
+    let findings = json["findings"].as_array().cloned().unwrap_or_default();
+    let fail = findings.iter().find(|f| f["rule"] == "merge.executor_cap").expect("the rule fails");
+    let policy = &fail["policy"];
+    assert_eq!(policy["file"], "policies/guardrails/merge.grail", "the JSON report keeps the library's path");
+    let line = policy["line"].as_u64().expect("a line");
+
+    let out = stdout_of(&["source", "merge.executor_cap"]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some(format!("policies/guardrails/merge.grail:{line}").as_str()), "{out}");
+    assert!(out.contains(&format!(">{line} | rule merge.executor_cap\n")), "{out}");
+    assert!(out.contains("| /// Auto-merge only on a self-operated executor"), "the doc comment comes with it: {out}");
+    assert!(out.ends_with(" 27 |   at m\n"), "the whole rule, and no more: {out}");
+}
+
+#[test]
+fn source_prints_a_file_by_its_path_or_its_name_and_the_lines_around_one() {
+    let by_name = stdout_of(&["source", "escalation.grail"]);
+    assert_eq!(by_name, stdout_of(&["source", "policies/guardrails/escalation.grail"]));
+    let text = grail_engine::shipped::FILES
+        .iter()
+        .find(|(p, _)| *p == "policies/guardrails/escalation.grail")
+        .map(|(_, t)| *t)
+        .unwrap_or_default();
+    let mut expected = "policies/guardrails/escalation.grail:1\n".to_string();
+    for (i, l) in text.lines().enumerate() {
+        expected.push_str(&format!(" {} | {l}\n", i + 1));
+    }
+    assert_eq!(by_name, expected);
+
+    let around = stdout_of(&["source", "merge.grail:22"]);
+    let numbers: Vec<&str> = around.lines().skip(1).map(|l| l.split('|').next().unwrap_or_default().trim()).collect();
+    assert_eq!(numbers, ["17", "18", "19", "20", "21", ">22", "23", "24", "25", "26", "27"], "{around}");
+    assert!(around.starts_with("policies/guardrails/merge.grail:22\n"), "{around}");
+
+    let past = grail(&["source", "merge.grail:999"]);
+    assert!(past.starts_with("exit: 2"), "{past}");
+    assert!(past.contains("there is no line 999"), "{past}");
+}
+
+#[test]
+fn source_prints_a_declaration_by_name_and_each_clause_a_structural_rule_id_names() {
+    let binding = stdout_of(&["source", "Binding"]);
+    assert!(binding.starts_with("policies/guardrails/binding.grail:"), "{binding}");
+    assert!(binding.contains("| document Binding as binding"), "{binding}");
+    let unknown_key = stdout_of(&["source", "schema.unknown_key"]);
+    assert!(unknown_key.contains("is named by a clause of `Binding`"), "{unknown_key}");
+    assert!(unknown_key.contains("on unknown_key rule schema.unknown_key\n"), "{unknown_key}");
+}
+
+#[test]
+fn an_unknown_name_is_a_usage_error_with_the_nearest_name() {
+    let out = grail(&["source", "escalation.required_rout"]);
+    assert!(out.starts_with("exit: 2\n--- stdout\n--- stderr\n"), "{out}");
+    assert!(
+        out.contains(
+            "error: the policy has no rule, declaration or file `escalation.required_rout`; did you mean `escalation.required_route`?"
+        ),
+        "{out}"
+    );
+    let file = grail(&["source", "escalaton.grail:3"]);
+    assert!(file.starts_with("exit: 2"), "{file}");
+    assert!(
+        file.contains("error: the policy has no file `escalaton.grail`; did you mean `escalation.grail`?"),
+        "{file}"
+    );
+    let rule = grail(&["source", "merge.executor_cap:3"]);
+    assert!(rule.starts_with("exit: 2"), "{rule}");
+    assert!(
+        rule.contains("the policy has no file `merge.executor_cap`\n"),
+        "a rule id is no file, and no file is near: {rule}"
+    );
+}
+
+/// `--out` writes the library and its fixtures; the folder it names is the
+/// same policy: the same report, the same fixtures passing, and help lines
+/// that name the user's own files.
+#[test]
+fn source_out_writes_a_policy_that_checks_like_the_shipped_library() {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("source-out");
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.to_str().expect("a UTF-8 path");
+    let wrote = stdout_of(&["source", "--out", dir]);
+    let folder = format!("{dir}/policies/guardrails");
+    assert!(wrote.contains(&format!("--policy {folder} ")), "the hint names the folder to read back: {wrote}");
+    let fixtures = grail_engine::shipped::FIXTURES.len();
+    let files = grail_engine::shipped::FILES.len();
+    assert!(wrote.starts_with(&format!("wrote {0} of {0} files", files + fixtures)), "{wrote}");
+
+    let org = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bindings/org.json");
+    let org = org.to_str().expect("a UTF-8 path");
+    let shipped = common::run_in(&root, &["check", "--format", "json", org]);
+    let copy = common::run_in(&root, &["check", "--format", "json", "--policy", "policies/guardrails", org]);
+    assert_eq!(shipped.code, 1);
+    assert_eq!(copy.code, shipped.code);
+    assert_eq!(copy.stdout, shipped.stdout);
+
+    let tested = grail(&["test", "--policy", &folder]);
+    assert!(tested.starts_with("exit: 0"), "{tested}");
+    assert!(tested.contains(" passed, 0 failed"), "{tested}");
+
+    let human = grail(&["check", "--policy", &folder, "examples/bindings/org.json"]);
+    assert!(human.contains("help: rule `merge.executor_cap` is declared at "), "{human}");
+    assert!(!human.contains("shipped library"), "a user's own file is named as it is: {human}");
+    let github = grail(&["check", "--format", "github", "--policy", &folder, "examples/bindings/org.json"]);
+    assert!(
+        github.contains(&format!("(rule `merge.executor_cap` is declared at {folder}/merge.grail:22:6)\n")),
+        "{github}"
+    );
+
+    // A file that differs is not replaced without --force, and nothing is written.
+    let merge = root.join("policies/guardrails/merge.grail");
+    std::fs::write(&merge, "// mine\n").expect("edit the copy");
+    std::fs::remove_file(root.join("policies/guardrails/escalation.grail")).expect("remove a file");
+    let refused = grail(&["source", "--out", dir]);
+    assert!(refused.starts_with("exit: 2"), "{refused}");
+    assert!(refused.contains("merge.grail`; nothing was written"), "{refused}");
+    assert!(refused.contains("help: `--force` replaces it"), "{refused}");
+    assert_eq!(std::fs::read_to_string(&merge).ok().as_deref(), Some("// mine\n"));
+    assert!(!root.join("policies/guardrails/escalation.grail").exists(), "nothing was written");
+    let forced = stdout_of(&["source", "--out", dir, "--force"]);
+    assert!(forced.starts_with("wrote 2 of "), "{forced}");
+    assert!(forced.contains("1 replaced"), "{forced}");
+    assert_ne!(std::fs::read_to_string(&merge).ok().as_deref(), Some("// mine\n"));
+}
+
+/// With `--policy shipped --policy ours/`, a rule of the library says how
+/// to print it and a rule of the user's folder names the user's file as it is.
+#[test]
+fn in_a_policy_of_the_library_and_a_folder_only_the_library_rules_point_at_grail_source() {
+    let ours = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("source-ours");
+    let _ = std::fs::remove_dir_all(&ours);
+    std::fs::create_dir_all(&ours).expect("a scratch folder");
+    std::fs::write(
+        ours.join("ours.grail"),
+        "/// Ours: the executor is our own.\nrule ours.self_operated\n  require binding.executor_class == \"self-operated\"\n    else fail \"executor_class is `{binding.executor_class}`\"\n  at binding.executor_class\n",
+    )
+    .expect("write the policy");
+    let dir = ours.to_str().expect("a UTF-8 path");
+    let both = ["--policy", "shipped", "--policy", dir];
+    let github = grail(&[&["check", "--format", "github"][..], &both, &["examples/bindings/org.json"]].concat());
+    assert!(github.contains(&format!("(rule `ours.self_operated` is declared at {dir}/ours.grail:2:6)\n")), "{github}");
+    assert!(
+        github.contains("(rule `merge.executor_cap` is declared at policies/guardrails/merge.grail:22:6 (shipped library: `grail source merge.executor_cap` prints it))\n"),
+        "{github}"
+    );
+    let sarif = grail(&[&["check", "--format", "sarif"][..], &both, &["examples/bindings/org.json"]].concat());
+    assert!(
+        sarif.contains("\"uriBaseId\": \"GRAIL_LIBRARY\""),
+        "the library's files are relative to its base id: {sarif}"
+    );
+    assert!(sarif.contains(&format!("declared at {dir}/ours.grail:2:6\"")), "{sarif}");
+
+    let mine = stdout_of(&[&["source"][..], &both, &["ours.self_operated"]].concat());
+    assert!(mine.starts_with(&format!("{dir}/ours.grail:2\n")), "{mine}");
+    let refused = grail(&[&["source"][..], &both, &["--out", dir]].concat());
+    assert!(refused.starts_with("exit: 2"), "an absolute policy path has no place under --out: {refused}");
+}

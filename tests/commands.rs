@@ -277,7 +277,7 @@ fn completions_load_in_bash_and_name_every_command() {
     for shell in ["zsh", "fish", "powershell", "elvish"] {
         let out = run_in(root(), &["completions", shell]);
         assert_eq!(out.code, 0);
-        for command in ["check", "explain", "doc", "authorize", "graph"] {
+        for command in ["check", "explain", "doc", "authorize", "graph", "source"] {
             assert!(out.stdout.contains(command), "{shell}: {command}");
         }
     }
@@ -296,14 +296,15 @@ fn man_pages_render_with_groff() {
     let pages: Vec<&str> = listed.stdout.lines().collect();
     assert!(pages.iter().any(|p| p.ends_with("/grail-check.1")), "{pages:?}");
     assert!(pages.iter().any(|p| p.ends_with("/grail-authorize.1")), "{pages:?}");
+    assert!(pages.iter().any(|p| p.ends_with("/grail-source.1")), "{pages:?}");
     let check = std::fs::read_to_string(dir.join("grail-check.1")).expect("grail-check.1");
     assert!(check.contains("deny\\-unknown"), "{check}");
     // groff reads it, when it is there (man-db's dependency on Debian).
-    if let Ok(rendered) =
-        Command::new("groff").args(["-man", "-Tutf8", "-ww", "-z"]).arg(dir.join("grail-check.1")).output()
-    {
-        assert!(rendered.status.success(), "{}", String::from_utf8_lossy(&rendered.stderr));
-        assert!(rendered.stderr.is_empty(), "groff warns: {}", String::from_utf8_lossy(&rendered.stderr));
+    for page in ["grail-check.1", "grail-source.1"] {
+        if let Ok(rendered) = Command::new("groff").args(["-man", "-Tutf8", "-ww", "-z"]).arg(dir.join(page)).output() {
+            assert!(rendered.status.success(), "{page}: {}", String::from_utf8_lossy(&rendered.stderr));
+            assert!(rendered.stderr.is_empty(), "groff warns on {page}: {}", String::from_utf8_lossy(&rendered.stderr));
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -49,6 +49,16 @@ impl Policy {
 
     /// The rule ids of every rule and every structural check, in declaration order.
     pub fn rule_ids(&self) -> Vec<(&str, Loc)> {
+        let mut ids = self.rule_locations();
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|(id, _)| seen.insert(*id));
+        ids
+    }
+
+    /// Every place that names a rule id, in declaration order: a structural
+    /// rule id that several declarations name (`schema.unknown_key`) once
+    /// per declaration.
+    pub fn rule_locations(&self) -> Vec<(&str, Loc)> {
         let mut ids: Vec<(&str, Loc)> = Vec::new();
         for d in &self.documents {
             for c in d.checks.iter().flatten() {
@@ -88,8 +98,6 @@ impl Policy {
         for r in &self.rules {
             ids.push((&r.id, r.loc));
         }
-        let mut seen = std::collections::HashSet::new();
-        ids.retain(|(id, _)| seen.insert(*id));
         ids
     }
 }
