@@ -609,6 +609,100 @@ impl<'de> Deserialize<'de> for Regex {
     }
 }
 
+/// A part of the lowered policy decoded when it is first read. A policy
+/// read back from bytes (the precompiled shipped library, the policy cache)
+/// keeps each rule's clauses as their bytes until a check evaluates the rule:
+/// a check of a binding never decodes the clauses of the rules about
+/// remediation histories or scenario runs. One that lowering makes holds its
+/// value from the start.
+pub struct Lazy<T> {
+    value: std::sync::OnceLock<T>,
+    bytes: Option<Box<[u8]>>,
+}
+
+impl<T> Lazy<T> {
+    pub fn new(value: T) -> Lazy<T> {
+        Lazy { value: std::sync::OnceLock::from(value), bytes: None }
+    }
+}
+
+/// What a part that cannot be decoded reads as: for clauses, one requirement
+/// that cannot be established, so the rule is UNKNOWN, never silent.
+pub trait Undecodable {
+    fn undecodable() -> Self;
+}
+
+impl Undecodable for Vec<ClauseDef> {
+    fn undecodable() -> Self {
+        vec![ClauseDef::Require {
+            check: Expr { kind: ExprKind::Lit(Val::unknown()), text: "the precompiled rule".into() },
+            fail: false,
+            message: Template {
+                parts: vec![TemplatePart::Text(
+                    "the precompiled policy holds this rule in a form that cannot be read; compile the policy again"
+                        .into(),
+                )],
+            },
+            loc: Loc::default(),
+        }]
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + Undecodable> std::ops::Deref for Lazy<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.get_or_init(|| {
+            self.bytes.as_deref().and_then(|b| postcard::from_bytes(b).ok()).unwrap_or_else(T::undecodable)
+        })
+    }
+}
+
+impl<T: Clone + serde::de::DeserializeOwned + Undecodable> Clone for Lazy<T> {
+    fn clone(&self) -> Self {
+        Lazy::new((**self).clone())
+    }
+}
+
+impl<T: PartialEq + serde::de::DeserializeOwned + Undecodable> PartialEq for Lazy<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: std::fmt::Debug + serde::de::DeserializeOwned + Undecodable> std::fmt::Debug for Lazy<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// Written as the postcard bytes of the value, so that reading it back is a copy.
+impl<T: Serialize + serde::de::DeserializeOwned + Undecodable> Serialize for Lazy<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = postcard::to_stdvec(&**self).map_err(serde::ser::Error::custom)?;
+        s.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de, T> Deserialize<'de> for Lazy<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lazy<T>, D::Error> {
+        struct Bytes;
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = Box<[u8]>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a part of a policy")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Box<[u8]>, E> {
+                Ok(v.into())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Box<[u8]>, E> {
+                Ok(v.into_boxed_slice())
+            }
+        }
+        let bytes = d.deserialize_bytes(Bytes)?;
+        Ok(Lazy { value: std::sync::OnceLock::new(), bytes: Some(bytes) })
+    }
+}
+
 /// The layers of trust of a document kind, most trusted first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayersDef {
@@ -661,7 +755,8 @@ pub struct RuleDef {
     pub docs: Vec<String>,
     /// The document kinds the rule reads, the first being the one it judges.
     pub reads: Vec<DocKindId>,
-    pub clauses: Vec<ClauseDef>,
+    /// Decoded when the rule is first evaluated (see [`Lazy`]).
+    pub clauses: Lazy<Vec<ClauseDef>>,
     /// Where a finding points, evaluated when the outcome is known.
     pub at: Option<Expr>,
     pub slots: u32,
@@ -817,4 +912,33 @@ pub enum ExprKind {
         value: Box<Expr>,
         body: Box<Expr>,
     },
+}
+
+#[cfg(test)]
+mod lazy_tests {
+    use super::*;
+
+    #[test]
+    fn clauses_read_back_from_bytes_are_decoded_when_first_read() {
+        let clauses = vec![ClauseDef::When {
+            guard: Expr { kind: ExprKind::Lit(Val::unknown()), text: "g".into() },
+            reason: None,
+        }];
+        let bytes = postcard::to_stdvec(&Lazy::new(clauses.clone())).expect("encoded");
+        let read: Lazy<Vec<ClauseDef>> = postcard::from_bytes(&bytes).expect("decoded");
+        assert!(read.value.get().is_none(), "nothing decoded before it is read");
+        assert_eq!(*read, clauses);
+    }
+
+    #[test]
+    fn clauses_that_cannot_be_decoded_are_a_requirement_that_cannot_be_established() {
+        // The bytes of a list of five clauses, and none of them.
+        let read: Lazy<Vec<ClauseDef>> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
+        match read.as_slice() {
+            [ClauseDef::Require { fail: false, check, .. }] => {
+                assert!(matches!(&check.kind, ExprKind::Lit(v) if matches!(v.kind, crate::value::ValKind::Absent)))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -1247,7 +1247,7 @@ impl<'a> RuleLowerer<'a> {
         let mut clauses = Vec::new();
         let mut at = None;
         let mut required = false;
-        for clause in &r.clauses {
+        for clause in r.clauses.iter() {
             if required && !matches!(clause, ast::Clause::At { .. }) {
                 self.lw.error("clause-order", self.loc(clause.span()), "only `at` may follow `require`");
             }
@@ -1304,7 +1304,7 @@ impl<'a> RuleLowerer<'a> {
             id: r.id.text.clone(),
             docs: r.docs.clone(),
             reads: self.reads,
-            clauses,
+            clauses: Lazy::new(clauses),
             at,
             slots: self.slots,
             loc: Loc { file: self.file, span: r.id.span },
@@ -1334,7 +1334,7 @@ impl<'a> RuleLowerer<'a> {
     fn table(mut self, t: &ast::TableDecl) -> TableDef {
         let errors_before = self.lw.diagnostics.len();
         let mut clauses = Vec::new();
-        for clause in &t.clauses {
+        for clause in t.clauses.iter() {
             match clause {
                 ast::Clause::For { pattern, domain, filter, .. } => {
                     clauses.push(self.for_clause(pattern, domain, filter.as_ref()))

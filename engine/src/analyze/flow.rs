@@ -94,7 +94,7 @@ pub fn analyse(policy: &Policy) -> Flow {
     }
     for rule in &policy.rules {
         cx.env = vec![Abs::Other; rule.slots as usize];
-        for clause in &rule.clauses {
+        for clause in rule.clauses.iter() {
             match clause {
                 ClauseDef::For { pattern, domain, filter, .. } => {
                     let d = cx.eval(domain);

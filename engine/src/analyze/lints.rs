@@ -192,7 +192,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
 /// The rule's clauses, walked with their `for` bindings.
 fn each_expr(policy: &Policy, rule: &RuleDef, visit: &mut dyn FnMut(&mut Cx<'_>, &Expr)) {
     let mut cx = Cx { policy, env: vec![T::Other; rule.slots as usize], lets: BTreeMap::new(), in_require: false };
-    for c in &rule.clauses {
+    for c in rule.clauses.iter() {
         cx.in_require = matches!(c, ClauseDef::Require { .. });
         match c {
             ClauseDef::For { pattern, domain, filter, .. } => {
@@ -259,7 +259,7 @@ fn vacuous(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic>) {
     // The collections the rule bounds: emptiness, counts, `some`, or a `for` over them.
     let mut bounded: BTreeSet<String> = BTreeSet::new();
     let mut quantified: Vec<String> = Vec::new();
-    for c in &rule.clauses {
+    for c in rule.clauses.iter() {
         if let ClauseDef::For { domain, .. } = c {
             bounded.insert(domain.text.clone());
         }

@@ -229,7 +229,7 @@ impl Search<'_> {
         // Every key of an enumeration-keyed map that a rule iterates over, at the top of a document.
         let mut maps: BTreeMap<(DocKindId, EnumId), BTreeSet<usize>> = BTreeMap::new();
         for r in &self.policy.rules {
-            for c in &r.clauses {
+            for c in r.clauses.iter() {
                 let ClauseDef::For { domain, .. } = c else { continue };
                 let ExprKind::Field(base, i) = &domain.kind else { continue };
                 let ExprKind::Doc(k) = base.kind else { continue };

@@ -435,7 +435,7 @@ impl<'a> Resolver<'a> {
                     self.file = f as u32;
                     self.owner = Some(Symbol::Rule(t.id.text.clone()));
                     let mut scope = Scope::new();
-                    for clause in &t.clauses {
+                    for clause in t.clauses.iter() {
                         self.clause(clause, &mut scope);
                     }
                     for c in std::iter::once(&t.row).chain(&t.columns) {
@@ -451,7 +451,7 @@ impl<'a> Resolver<'a> {
                 self.file = f as u32;
                 self.owner = Some(Symbol::Rule(rule.id.text.clone()));
                 let mut scope = Scope::new();
-                for clause in &rule.clauses {
+                for clause in rule.clauses.iter() {
                     self.clause(clause, &mut scope);
                 }
                 self.owner = None;
