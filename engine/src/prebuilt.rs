@@ -79,8 +79,12 @@ pub(crate) fn lookup<'t>(files: impl ExactSizeIterator<Item = (&'t str, &'t str)
 }
 
 fn lookup_in<'t>(bytes: &[u8], mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>) -> Option<Arc<Policy>> {
-    let (built, rest): (Vec<(&str, &str)>, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
-    if built.len() != files.len() || !built.iter().all(|b| files.next() == Some(*b)) {
+    // Compared as bytes: the files are text already, so the blob's copy need
+    // not be validated as UTF-8 first (postcard writes a string as its bytes).
+    let (built, rest): (Vec<(&[u8], &[u8])>, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
+    if built.len() != files.len()
+        || !built.iter().all(|b| files.next().is_some_and(|(p, t)| (p.as_bytes(), t.as_bytes()) == *b))
+    {
         return None;
     }
     // A blob that does not decode (it cannot happen for one this binary
