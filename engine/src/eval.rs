@@ -1115,7 +1115,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Matches(s, re) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) | V::Id(s) => Val::bool(re.0.is_match(s)),
+                    V::Str(s) | V::Id(s) => re.is_match(s).map_or_else(Val::unknown, Val::bool),
                     _ => Val::unknown(),
                 }
             }

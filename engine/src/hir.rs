@@ -584,28 +584,73 @@ impl Builtin {
     }
 }
 
-/// A compiled regular expression; two are equal when their sources are.
+/// A regular expression; two are equal when their sources are. Lowering
+/// compiles it (a source that does not compile is a located error there);
+/// one read back from bytes (the precompiled library, the policy cache) keeps
+/// its source and compiles on first use, so a check pays only for the
+/// patterns it reaches. Clones share the compiled form.
 #[derive(Clone, Debug)]
-pub struct Regex(pub Arc<regex::Regex>);
+pub struct Regex(Arc<RegexCell>);
 
-impl PartialEq for Regex {
-    fn eq(&self, other: &Regex) -> bool {
-        self.0.as_str() == other.0.as_str()
+#[derive(Debug)]
+struct RegexCell {
+    source: Box<str>,
+    compiled: std::sync::OnceLock<Option<regex::Regex>>,
+}
+
+impl Regex {
+    /// A pattern compiled already (lowering).
+    pub fn compiled(re: regex::Regex) -> Regex {
+        let source = re.as_str().into();
+        Regex(Arc::new(RegexCell { source, compiled: std::sync::OnceLock::from(Some(re)) }))
+    }
+
+    /// A pattern compiled when first matched. Every copy of one source read
+    /// in a process shares one cell, so a pattern that a function's body
+    /// carries into many rules is compiled once.
+    pub fn from_source(source: &str) -> Regex {
+        type Cells = std::collections::HashMap<Box<str>, std::sync::Weak<RegexCell>>;
+        static CELLS: std::sync::Mutex<Option<Cells>> = std::sync::Mutex::new(None);
+        let mut cells = CELLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cells = cells.get_or_insert_with(Cells::new);
+        if let Some(cell) = cells.get(source).and_then(std::sync::Weak::upgrade) {
+            return Regex(cell);
+        }
+        cells.retain(|_, cell| cell.strong_count() > 0);
+        let cell = Arc::new(RegexCell { source: source.into(), compiled: std::sync::OnceLock::new() });
+        cells.insert(source.into(), Arc::downgrade(&cell));
+        Regex(cell)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0.source
+    }
+
+    /// Whether `text` matches, or `None` when the pattern does not compile
+    /// (bytes changed since lowering accepted it): a match that cannot be
+    /// established, never a silent false.
+    pub fn is_match(&self, text: &str) -> Option<bool> {
+        self.0.compiled.get_or_init(|| regex::Regex::new(&self.0.source).ok()).as_ref().map(|re| re.is_match(text))
     }
 }
 
-/// A regex is stored as its source and compiled again when read: the
-/// source compiled when the policy was first compiled, so it compiles again.
+impl PartialEq for Regex {
+    fn eq(&self, other: &Regex) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+/// A regex is stored as its source, compiled again when first matched.
 impl Serialize for Regex {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.as_str())
+        s.serialize_str(self.as_str())
     }
 }
 
 impl<'de> Deserialize<'de> for Regex {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Regex, D::Error> {
         let source = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        regex::Regex::new(&source).map(|re| Regex(Arc::new(re))).map_err(serde::de::Error::custom)
+        Ok(Regex::from_source(&source))
     }
 }
 
@@ -940,5 +985,31 @@ mod lazy_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod regex_tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_read_back_is_compiled_once_and_on_first_use() {
+        let source = "(?i)^regex-tests-only-(a|b)$";
+        let bytes =
+            postcard::to_stdvec(&Regex::compiled(regex::Regex::new(source).expect("compiles"))).expect("encoded");
+        let one: Regex = postcard::from_bytes(&bytes).expect("decoded");
+        let two: Regex = postcard::from_bytes(&bytes).expect("decoded");
+        assert!(Arc::ptr_eq(&one.0, &two.0), "two copies of one source share one cell");
+        assert!(one.0.compiled.get().is_none(), "nothing compiled before a match");
+        assert_eq!(one.is_match("REGEX-TESTS-ONLY-B"), Some(true));
+        assert_eq!(two.is_match("regex-tests-only-c"), Some(false));
+        assert!(two.0.compiled.get().is_some(), "compiled by the first match, for both copies");
+    }
+
+    #[test]
+    fn a_pattern_read_back_that_does_not_compile_matches_nothing_either_way() {
+        // Lowering refuses such a pattern; bytes changed since can still carry one.
+        let read: Regex = postcard::from_bytes(&postcard::to_stdvec("(unclosed").expect("encoded")).expect("decoded");
+        assert_eq!(read.is_match("(unclosed"), None, "neither a match nor a miss");
     }
 }

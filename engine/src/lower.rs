@@ -2208,7 +2208,7 @@ impl<'a> RuleLowerer<'a> {
                     return unknown;
                 };
                 match regex::Regex::new(source) {
-                    Ok(re) => (ExprKind::Matches(x, Regex(Arc::new(re))), Ty::Bool),
+                    Ok(re) => (ExprKind::Matches(x, Regex::compiled(re)), Ty::Bool),
                     Err(e) => {
                         let message = e.to_string().lines().last().unwrap_or("").trim().to_string();
                         self.lw.error(

@@ -407,7 +407,7 @@ impl Cx<'_> {
             }
             ExprKind::Matches(x, re) => {
                 if let Abs::Str(c) = self.eval(x) {
-                    self.regexes.push((c, re.0.as_str().to_string()));
+                    self.regexes.push((c, re.as_str().to_string()));
                 }
                 Abs::Other
             }

@@ -698,8 +698,13 @@ impl<'a> Ev<'a> {
                 let mut t = Vec::new();
                 let mut f = Vec::new();
                 for (a, l) in v.alts() {
+                    // A pattern that no longer compiles decides neither way: unknown.
                     if let Atom::Str(s) = a {
-                        if re.0.is_match(s) { t.push(*l) } else { f.push(*l) }
+                        match re.is_match(s) {
+                            Some(true) => t.push(*l),
+                            Some(false) => f.push(*l),
+                            None => {}
+                        }
                     }
                 }
                 let (t, f) = (self.b.or(t), self.b.or(f));

@@ -236,7 +236,7 @@ impl<'p> Trees<'p> {
             }
             ExprKind::Matches(a, regex) => {
                 let (s, _) = self.walk(a);
-                (json!({"op": "matches", "args": [s], "pattern": regex.0.as_str()}), Some(Ty::Bool))
+                (json!({"op": "matches", "args": [s], "pattern": regex.as_str()}), Some(Ty::Bool))
             }
             ExprKind::Reason(a) => (self.op("reason", &[a]).0, Some(Ty::Str)),
             ExprKind::Builtin(b, args) => {
