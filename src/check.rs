@@ -255,20 +255,15 @@ fn report(
                 text
             }
             Format::Json => {
-                let mut json = render::json(db, set, &report.documents, &report.findings);
-                json["layers"] = layers_json(&report.layers, |i| path_of(&report.documents, i));
-                if report.now_read {
-                    json["now"] = clock.json();
-                }
-                if one_line_each {
-                    match &group.name {
-                        Some(name) => json["deployment"] = serde_json::json!(name),
-                        None => json["file"] = serde_json::json!(group.documents.first().map(|d| d.path(db).clone())),
-                    }
-                    format!("{json}\n")
-                } else {
-                    format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
-                }
+                let first = group.documents.first().map(|d| d.path(db).as_str());
+                let added = render::Added {
+                    layers: layers_json(&report.layers, |i| path_of(&report.documents, i)),
+                    now: report.now_read.then(|| clock.json()),
+                    deployment: group.name.as_deref().filter(|_| one_line_each),
+                    file: first.filter(|_| one_line_each && group.name.is_none()),
+                };
+                let (policy, docs) = (render::Texts::policy(db, set), render::Texts::sources(db, &report.documents));
+                render::json_text(&policy, &docs, &report.findings, added, !one_line_each)
             }
             Format::Junit => {
                 // One document for the whole command: a test suite per deployment.
@@ -427,7 +422,13 @@ fn check_one(
     let text = match args.format {
         Format::Json => {
             let now = run.now_read.then(|| clock.json());
-            render::json_line(policy_texts, &docs, &findings, &source.path, layers_json(&run.layers, path_of), now)
+            let added = render::Added {
+                layers: layers_json(&run.layers, path_of),
+                now,
+                deployment: None,
+                file: Some(&source.path),
+            };
+            render::json_text(policy_texts, &docs, &findings, added, false)
         }
         _ => {
             let mut text = render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose);

@@ -6,7 +6,6 @@ use std::io::IsTerminal as _;
 use grail_engine::hir::Loc;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicyDiagnostic, PolicySet, Severity, SourceText, Summary};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
-use serde_json::Value;
 
 fn handler() -> GraphicalReportHandler {
     let color = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
@@ -251,35 +250,28 @@ pub fn summary_line(shown: &[&str], findings: &[Finding]) -> String {
     )
 }
 
-/// The JSON report of one deployment (README.md, `--format json`).
-pub fn json(db: &Database, set: PolicySet, docs: &[SourceText], findings: &[Finding]) -> Value {
-    json_of(&Texts::policy(db, set), &Texts::sources(db, docs), findings)
+/// The fields `grail check` adds to a report: the layers of its documents,
+/// the time of the check (when the policy reads it), and which deployment
+/// or file a report of many is about.
+pub struct Added<'a> {
+    pub layers: serde_json::Value,
+    pub now: Option<serde_json::Value>,
+    pub deployment: Option<&'a str>,
+    pub file: Option<&'a str>,
 }
 
-/// [`json`] on texts read outside the database.
-pub fn json_of(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding]) -> Value {
-    serde_json::to_value(report(policy, docs, findings, None)).unwrap_or_default()
-}
-
-/// [`json_of`] written out on one line with a `file` field last, as
-/// `--each --format json` prints it: serialised from the report directly,
-/// without a `serde_json::Value` in between (the same bytes).
-/// `layers` and `now` are the fields `grail check` adds to a report (the
-/// layers of its documents; the time of the check, when the policy reads it).
-pub fn json_line(
-    policy: &Texts<'_>,
-    docs: &Texts<'_>,
-    findings: &[Finding],
-    file: &str,
-    layers: serde_json::Value,
-    now: Option<serde_json::Value>,
-) -> String {
-    let mut report = report(policy, docs, findings, Some(file));
-    report.layers = Some(layers);
-    report.now = now;
-    let mut line = serde_json::to_string(&report).unwrap_or_default();
-    line.push('\n');
-    line
+/// The JSON report of `findings`, with the fields `grail check` adds, written out (pretty, or
+/// on one line as `--each --format json` prints it): serialised from the
+/// report directly, without a `serde_json::Value` in between (the same bytes).
+pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], added: Added<'_>, pretty: bool) -> String {
+    let mut report = report(policy, docs, findings, added.file);
+    report.layers = Some(added.layers);
+    report.now = added.now;
+    report.deployment = added.deployment;
+    let text = if pretty { serde_json::to_string_pretty(&report) } else { serde_json::to_string(&report) };
+    let mut text = text.unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The JSON report, field by field in the documented order.
@@ -292,6 +284,8 @@ struct Report<'a> {
     layers: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     now: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deployment: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
 }
@@ -370,6 +364,7 @@ fn report<'a>(policy: &Texts<'_>, docs: &Texts<'a>, findings: &'a [Finding], fil
         findings,
         layers: None,
         now: None,
+        deployment: None,
         file,
     }
 }

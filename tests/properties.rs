@@ -164,7 +164,9 @@ fn reports(path: &str, text: &str) -> (String, String) {
     let set = shipped(&db);
     let doc = SourceText::new(&db, path.into(), text.into(), None);
     let report = check_deployment(&db, set, Deployment::new(&db, vec![doc], Vec::new()));
-    let json = serde_json::to_string(&render::json(&db, set, &report.documents, &report.findings)).expect("JSON");
+    let (policy, docs) = (render::Texts::policy(&db, set), render::Texts::sources(&db, &report.documents));
+    let added = render::Added { layers: serde_json::Value::Null, now: None, deployment: None, file: None };
+    let json = render::json_text(&policy, &docs, &report.findings, added, false);
     let runs = [(report.documents.clone(), report.findings.as_slice())];
     let shipped = vec![true; set.files(&db).len()];
     let log = sarif::log(&db, sarif::Policy { set, shipped: &shipped }, &runs);
