@@ -78,7 +78,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             .policy
             .questions
             .iter()
-            .flat_map(|q| q.vars.iter())
+            .flat_map(|q| q.body.vars.iter())
             .filter(|v| v.side == *side)
             .map(|v| v.attribute.clone())
             .collect();
@@ -214,6 +214,7 @@ fn why_not(
     let docs = q.docs.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
     out.push(format!("`{}`: {docs}", q.id));
     let missing: Vec<String> = q
+        .body
         .vars
         .iter()
         .filter(|v| !request.iter().any(|(s, a, _)| *s == v.side && *a == v.attribute))
@@ -224,7 +225,7 @@ fn why_not(
         return out;
     }
     let mine: Vec<&Decision> = decisions.iter().filter(|d| d.question == q.id).collect();
-    for v in &q.vars {
+    for v in &q.body.vars {
         let Some((_, _, value)) = request.iter().find(|(s, a, _)| *s == v.side && *a == v.attribute) else { continue };
         let known: BTreeSet<&str> = mine
             .iter()

@@ -330,6 +330,7 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
     for q in &policy.questions {
         let mut blocks = docs_paragraphs(&q.docs);
         let attributes: Vec<String> = q
+            .body
             .vars
             .iter()
             .map(|v| {
@@ -344,7 +345,7 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
         blocks.push(Block::List(attributes));
         blocks.push(Block::Para(format!(
             "Allowed when `{}`. Declared at {}.",
-            q.allow.text.split_whitespace().collect::<Vec<_>>().join(" "),
+            q.body.allow.text.split_whitespace().collect::<Vec<_>>().join(" "),
             position(db, set, q.loc)
         )));
         out.push(Entry {

@@ -608,7 +608,7 @@ pub fn cedar_request(compiled: &Compiled, action: &str, request: &Attributes, na
 
 /// A question's variables, as [`requests`] and [`grail_answer`] take them.
 pub fn question_vars(q: &QuestionDef) -> Vec<(RequestSide, String)> {
-    q.vars.iter().map(|v| (v.side, v.attribute.clone())).collect()
+    q.body.vars.iter().map(|v| (v.side, v.attribute.clone())).collect()
 }
 
 /// Every attribute the schema declares, set to a value some answer names
@@ -616,7 +616,7 @@ pub fn question_vars(q: &QuestionDef) -> Vec<(RequestSide, String)> {
 pub fn declared_attributes(policy: &Policy, decisions: &[Decision]) -> Attributes {
     let mut all = Attributes::new();
     for q in &policy.questions {
-        for v in &q.vars {
+        for v in &q.body.vars {
             all.entry((side_key(v.side), v.attribute.clone())).or_insert_with(|| UNLISTED.into());
         }
     }
@@ -689,7 +689,7 @@ pub fn disagreement(
                 .join("; "),
         }
     );
-    let _ = writeln!(s, "  allow {}", policy.questions[asked.question].allow.text);
+    let _ = writeln!(s, "  allow {}", policy.questions[asked.question].body.allow.text);
     let explained = grail_engine::db::explain_deployment(db, set, dep);
     for (d, reads) in &explained.explanation.answers {
         if asked.matching.contains(d) {

@@ -492,11 +492,18 @@ pub struct QuestionDef {
     pub docs: Vec<String>,
     /// The action asked about, e.g. `auto-merge`.
     pub action: String,
-    pub vars: Vec<QuestionVarDef>,
-    pub allow: Expr,
+    /// Decoded when the question is first asked (see [`Lazy`]): `grail check` never asks.
+    pub body: Lazy<QuestionBody>,
     pub reads: Vec<DocKindId>,
     pub slots: u32,
     pub loc: Loc,
+}
+
+/// What a question asks: its variables, and when the action is allowed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuestionBody {
+    pub vars: Vec<QuestionVarDef>,
+    pub allow: Expr,
 }
 
 /// A table: a row per tuple of its `for` clauses (which, with `let`, are
@@ -672,9 +679,20 @@ impl<T> Lazy<T> {
 }
 
 /// What a part that cannot be decoded reads as: for clauses, one requirement
-/// that cannot be established, so the rule is UNKNOWN, never silent.
+/// that cannot be established, so the rule is UNKNOWN, never silent; for a
+/// question, no variables and an `allow` that cannot be established, so the
+/// action is never allowed.
 pub trait Undecodable {
     fn undecodable() -> Self;
+}
+
+impl Undecodable for QuestionBody {
+    fn undecodable() -> Self {
+        QuestionBody {
+            vars: Vec::new(),
+            allow: Expr { kind: ExprKind::Lit(Val::unknown()), text: "the precompiled question".into() },
+        }
+    }
 }
 
 impl Undecodable for Vec<ClauseDef> {
@@ -985,6 +1003,13 @@ mod lazy_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_question_that_cannot_be_decoded_never_allows() {
+        let read: Lazy<QuestionBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
+        assert!(read.vars.is_empty());
+        assert!(matches!(&read.allow.kind, ExprKind::Lit(v) if matches!(v.kind, crate::value::ValKind::Absent)));
     }
 }
 

@@ -67,11 +67,11 @@ fn tuples(
     attrs: &mut Vec<(RequestSide, String, String)>,
     out: &mut Vec<(Decision, Vec<Read>)>,
 ) {
-    let Some(var) = q.vars.get(i) else {
+    let Some(var) = q.body.vars.get(i) else {
         if let Some(reads) = ev.reads.as_mut() {
             reads.clear();
         }
-        let allowed = ev.eval(&q.allow).as_truth() == Truth::True;
+        let allowed = ev.eval(&q.body.allow).as_truth() == Truth::True;
         let reads = crate::eval::last_reads(ev.reads.as_mut().map(std::mem::take).unwrap_or_default());
         let decision =
             Decision { question: q.id.clone(), action: q.action.clone(), attributes: attrs.clone(), allowed };

@@ -38,7 +38,7 @@ pub struct Cedar {
 fn attributes(policy: &Policy, side: RequestSide) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for q in &policy.questions {
-        for v in &q.vars {
+        for v in &q.body.vars {
             if v.side == side && !out.contains(&v.attribute.as_str()) {
                 out.push(&v.attribute);
             }

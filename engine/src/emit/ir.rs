@@ -149,6 +149,7 @@ fn question(policy: &Policy, q: &QuestionDef) -> Value {
     let reads: Vec<Value> = q.reads.iter().map(|k| doc_name(policy, *k)).collect();
     let mut trees = Trees::new(policy, q.slots);
     let variables: Vec<Value> = q
+        .body
         .vars
         .iter()
         .map(|v| {
@@ -167,7 +168,7 @@ fn question(policy: &Policy, q: &QuestionDef) -> Value {
             })
         })
         .collect();
-    let allow = expr(&mut trees, &q.allow);
+    let allow = expr(&mut trees, &q.body.allow);
     json!({
         "id": q.id,
         "action": q.action,
