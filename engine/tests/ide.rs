@@ -316,11 +316,22 @@ fn semantic_tokens_classify_names_from_the_index_and_the_rest_from_the_text() {
 #[test]
 fn semantic_tokens_of_a_broken_policy_are_still_lexical() {
     let db = Database::default();
-    let text = "rule a.b\n  require count(x \"open";
+    let text = "rule a.b\n  require \"line\\\n  count(x \"open";
     let file = SourceText::new(&db, "broken.grail".into(), text.into(), None);
     let set = PolicySet::new(&db, vec![file]);
     let tokens = ide::semantic_tokens(&db, set, file);
     let shown: Vec<(&str, ide::TokenKind)> = tokens.iter().map(|t| (&text[t.span.start..t.span.end], t.kind)).collect();
     use ide::TokenKind::*;
-    assert_eq!(shown, [("rule", Keyword), ("a.b", Rule), ("require", Keyword), ("count", Keyword), ("\"open", String)]);
+    // A string ends with its line, even after a backslash.
+    assert_eq!(
+        shown,
+        [
+            ("rule", Keyword),
+            ("a.b", Rule),
+            ("require", Keyword),
+            ("\"line\\", String),
+            ("count", Keyword),
+            ("\"open", String)
+        ]
+    );
 }

@@ -352,12 +352,17 @@ impl<'a> Lexer<'a> {
         let mut i = at + 1;
         while i < end {
             match self.bytes[i] {
-                b'\\' => i += 2,
+                // An escape; a backslash at the end of a line ends the string there, as the line does.
+                b'\\' if !matches!(self.bytes.get(i + 1), Some(b'\n' | b'\r')) => i += 2,
                 b'"' => {
                     self.push(piece, i + 1, TokenKind::String);
                     return i + 1;
                 }
                 b'\n' | b'\r' => break,
+                b'\\' => {
+                    i += 1;
+                    break;
+                }
                 b'{' if message => {
                     self.push(piece, i, TokenKind::String);
                     let close = self.code(i + 1, end, depth + 1);
