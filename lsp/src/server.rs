@@ -433,6 +433,7 @@ impl LanguageServer for Backend {
             }
             let fix_all = CodeActionKind::from(FIX_ALL);
             if wanted(&only, &fix_all)
+                && !is_policy(&uri)
                 && let Some((fix, fixed)) = ide::fix_all(&ws.db, ws.set, source)
             {
                 actions.push(CodeActionOrCommand::CodeAction(CodeAction {

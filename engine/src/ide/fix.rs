@@ -111,7 +111,8 @@ impl Cx<'_> {
         }
         let (_, span) = finding.location?;
         let path = path_to(self.root, span)?;
-        let (Some(Seg::Key(key)), parent) = (path.last(), &path[..path.len() - 1]) else { return None };
+        // A finding at the document's root (an empty path) has no entry to remove.
+        let (Some(Seg::Key(key)), parent) = (path.last(), &path[..path.len().checked_sub(1)?]) else { return None };
         let map = node_at(self.root, parent)?;
         let NodeKind::Map(entries) = &map.kind else { return None };
         let index = entries.iter().position(|e| e.key_span == span)?;
