@@ -335,3 +335,22 @@ fn semantic_tokens_of_a_broken_policy_are_still_lexical() {
         ]
     );
 }
+
+#[test]
+fn fix_all_leaves_out_a_fix_whose_edit_touches_one_taken() {
+    let db = Database::default();
+    let set = shipped(&db);
+    // Two unknown keys side by side: removing either takes the text between them.
+    let text = "{\"schema_version\": \"1.0\", \"colour\": \"red\", \"size\": 3}\n";
+    let doc = SourceText::new(&db, "org.json".into(), text.into(), None);
+    assert_eq!(failing(&db, set, doc, "schema.unknown_key").len(), 2);
+    let (fix, fixed) = ide::fix_all(&db, set, doc).expect("something to fix");
+    assert_eq!(fix.title, "fix 1 finding");
+    assert_eq!(fixed.len(), 1);
+    let after = ide::apply(text, &fix.edits);
+    assert_eq!(after, "{\"schema_version\": \"1.0\", \"size\": 3}\n");
+    // Asked again, the other is fixed.
+    let again = SourceText::new(&db, "org.json".into(), after.clone(), None);
+    let (fix, _) = ide::fix_all(&db, set, again).expect("the other key");
+    assert_eq!(ide::apply(&after, &fix.edits), "{\"schema_version\": \"1.0\"}\n");
+}
