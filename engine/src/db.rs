@@ -331,6 +331,17 @@ pub fn check_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText)
     check::check(&compiled.policy, &[input(db, doc)], &[])
 }
 
+/// One document explained on its own, as [`check_document`] checks it: the
+/// effective state that editors show beside the keys it leaves out.
+#[salsa::tracked(returns(ref))]
+pub fn explain_document(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Explanation {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return Explanation::default();
+    }
+    crate::explain::explain(&compiled.policy, &[input(db, doc)], &[])
+}
+
 /// The findings of a deployment and the documents they point into: the
 /// deployment's documents, then the attached files that were read.
 #[derive(Clone, Debug, PartialEq)]

@@ -30,6 +30,8 @@ pub struct Explanation {
 /// One cell of the effective state, e.g. `merge_policy` of `C3`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
+    /// The document kind whose (merged) document holds the cell.
+    pub kind: DocKindId,
     /// The key, e.g. `C3`.
     pub key: String,
     /// The column, e.g. `merge_policy` or `verification_topology.min_checkers`.
@@ -72,7 +74,9 @@ pub fn explain_with(
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };
         let record = policy.documents[kind].record;
-        cells.extend(cells_of(policy, record, root, &run.findings));
+        cells.extend(
+            cells_of(policy, record, root, &run.findings).into_iter().map(|c| Cell { kind: kind as DocKindId, ..c }),
+        );
     }
     let answers = crate::question::decide_traced(policy, &run);
     Explanation { findings: run.findings, cells, layers: run.layers, answers, now_read: run.now_read }
@@ -167,6 +171,8 @@ fn cell(
         _ => None,
     };
     Cell {
+        // Set by `explain_with`, which knows the document kind.
+        kind: 0,
         key: key.into(),
         column,
         value: val.display(policy),

@@ -240,3 +240,117 @@ fn hover_snapshots() {
     let column = ide::hover(&db, set, file, at).expect("hover").markdown;
     insta::assert_snapshot!("hover_policy_column", column);
 }
+
+/// A small policy: a comment, an enumeration, a document kind, a function and a rule.
+const SMALL: &str = "// levels of care
+enum Level ordered { low high }
+
+/// A configuration.
+document Conf as conf where kind absent {
+  on syntax rule conf.syntax
+  on duplicate_key rule conf.duplicate_key
+  on unknown_key rule conf.unknown_key
+  on type rule conf.type
+  level?: Level
+  limit?: int
+}
+
+fn is_high(c) = c.level == \"high\"
+
+rule conf.level
+  require is_high(conf) or present(conf.limit) and conf.limit > 3
+    else fail \"level is {conf.level}\"
+";
+
+/// The token kinds of `text` as policy file `path`, each with its text.
+fn tokens_of(path: &str, text: &str) -> Vec<(String, ide::TokenKind, bool)> {
+    let db = Database::default();
+    let file = SourceText::new(&db, path.into(), text.into(), None);
+    let set = PolicySet::new(&db, vec![file]);
+    let compiled = grail_engine::db::compile_policy(&db, set);
+    assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
+    let tokens = ide::semantic_tokens(&db, set, file);
+    for pair in tokens.windows(2) {
+        assert!(pair[0].span.end <= pair[1].span.start, "in order and apart: {pair:?}");
+    }
+    tokens.iter().map(|t| (text[t.span.start..t.span.end].to_string(), t.kind, t.declaration)).collect()
+}
+
+#[test]
+fn semantic_tokens_classify_names_from_the_index_and_the_rest_from_the_text() {
+    use ide::TokenKind::*;
+    let tokens = tokens_of("small.grail", SMALL);
+    let kind = |text: &str, k: usize| {
+        tokens.iter().filter(|(t, ..)| t == text).nth(k).map(|(_, kind, d)| (*kind, *d)).unwrap_or_else(|| {
+            panic!("no token `{text}` #{k} in {tokens:#?}");
+        })
+    };
+    assert_eq!(kind("// levels of care", 0), (Comment, false));
+    assert_eq!(kind("/// A configuration.", 0), (Comment, false));
+    assert_eq!(kind("enum", 0), (Keyword, false));
+    assert_eq!(kind("Level", 0), (Type, true));
+    assert_eq!(kind("Level", 1), (Type, false));
+    assert_eq!(kind("high", 0), (EnumMember, true));
+    assert_eq!(kind("Conf", 0), (Type, true));
+    assert_eq!(kind("conf.unknown_key", 0), (Rule, true));
+    assert_eq!(kind("level", 0), (Field, true));
+    assert_eq!(kind("is_high", 0), (Function, true));
+    assert_eq!(kind("is_high", 1), (Function, false));
+    assert_eq!(kind("present", 0), (Function, false));
+    assert_eq!(kind("conf.level", 0), (Rule, true));
+    // A string compared with a field of an enumeration is the variant it names.
+    assert_eq!(kind("\"high\"", 0), (EnumMember, false));
+    assert_eq!(kind("3", 0), (Number, false));
+    assert_eq!(kind(">", 0), (Operator, false));
+    assert_eq!(kind("==", 0), (Operator, false));
+    assert_eq!(kind("require", 0), (Keyword, false));
+    // A message is a string with its holes read as code.
+    assert_eq!(kind("\"level is ", 0), (String, false));
+    assert_eq!(kind("\"", 0), (String, false));
+    let hole = tokens.iter().rposition(|(t, ..)| t == "level").expect("the field in the hole");
+    assert_eq!(tokens[hole].1, Field, "{tokens:#?}");
+    // `conf`, the document's binder, is its kind.
+    assert_eq!(tokens[hole - 1], ("conf".to_string(), Type, false), "{tokens:#?}");
+}
+
+#[test]
+fn semantic_tokens_of_a_broken_policy_are_still_lexical() {
+    let db = Database::default();
+    let text = "rule a.b\n  require \"line\\\n  count(x \"open";
+    let file = SourceText::new(&db, "broken.grail".into(), text.into(), None);
+    let set = PolicySet::new(&db, vec![file]);
+    let tokens = ide::semantic_tokens(&db, set, file);
+    let shown: Vec<(&str, ide::TokenKind)> = tokens.iter().map(|t| (&text[t.span.start..t.span.end], t.kind)).collect();
+    use ide::TokenKind::*;
+    // A string ends with its line, even after a backslash.
+    assert_eq!(
+        shown,
+        [
+            ("rule", Keyword),
+            ("a.b", Rule),
+            ("require", Keyword),
+            ("\"line\\", String),
+            ("count", Keyword),
+            ("\"open", String)
+        ]
+    );
+}
+
+#[test]
+fn fix_all_leaves_out_a_fix_whose_edit_touches_one_taken() {
+    let db = Database::default();
+    let set = shipped(&db);
+    // Two unknown keys side by side: removing either takes the text between them.
+    let text = "{\"schema_version\": \"1.0\", \"colour\": \"red\", \"size\": 3}\n";
+    let doc = SourceText::new(&db, "org.json".into(), text.into(), None);
+    assert_eq!(failing(&db, set, doc, "schema.unknown_key").len(), 2);
+    let (fix, fixed) = ide::fix_all(&db, set, doc).expect("something to fix");
+    assert_eq!(fix.title, "fix 1 finding");
+    assert_eq!(fixed.len(), 1);
+    let after = ide::apply(text, &fix.edits);
+    assert_eq!(after, "{\"schema_version\": \"1.0\", \"size\": 3}\n");
+    // Asked again, the other is fixed.
+    let again = SourceText::new(&db, "org.json".into(), after.clone(), None);
+    let (fix, _) = ide::fix_all(&db, set, again).expect("the other key");
+    assert_eq!(ide::apply(&after, &fix.edits), "{\"schema_version\": \"1.0\"}\n");
+}

@@ -284,3 +284,88 @@ pub fn outline(ws: &Workspace, source: SourceText, item: &ide::OutlineItem) -> l
         children: (!item.children.is_empty()).then(|| item.children.iter().map(|c| outline(ws, source, c)).collect()),
     }
 }
+
+/// The token types of the semantic tokens legend, in the order their indices name them.
+pub const TOKEN_TYPES: [lsp::SemanticTokenType; 11] = [
+    lsp::SemanticTokenType::KEYWORD,
+    // A rule id: a namespaced name (`topology.checker_count`), which themes colour.
+    lsp::SemanticTokenType::NAMESPACE,
+    lsp::SemanticTokenType::FUNCTION,
+    lsp::SemanticTokenType::TYPE,
+    lsp::SemanticTokenType::ENUM_MEMBER,
+    lsp::SemanticTokenType::PROPERTY,
+    lsp::SemanticTokenType::VARIABLE,
+    lsp::SemanticTokenType::STRING,
+    lsp::SemanticTokenType::NUMBER,
+    lsp::SemanticTokenType::COMMENT,
+    lsp::SemanticTokenType::OPERATOR,
+];
+
+/// The token modifiers of the legend: bit 0 and bit 1 of a token's modifiers.
+pub const TOKEN_MODIFIERS: [lsp::SemanticTokenModifier; 2] =
+    [lsp::SemanticTokenModifier::DECLARATION, lsp::SemanticTokenModifier::DOCUMENTATION];
+
+pub fn token_legend() -> lsp::SemanticTokensLegend {
+    lsp::SemanticTokensLegend { token_types: TOKEN_TYPES.to_vec(), token_modifiers: TOKEN_MODIFIERS.to_vec() }
+}
+
+fn token_type(kind: ide::TokenKind) -> u32 {
+    match kind {
+        ide::TokenKind::Keyword => 0,
+        ide::TokenKind::Rule => 1,
+        ide::TokenKind::Function => 2,
+        ide::TokenKind::Type => 3,
+        ide::TokenKind::EnumMember => 4,
+        ide::TokenKind::Field => 5,
+        ide::TokenKind::Variable => 6,
+        ide::TokenKind::String => 7,
+        ide::TokenKind::Number => 8,
+        ide::TokenKind::Comment => 9,
+        ide::TokenKind::Operator => 10,
+    }
+}
+
+/// Semantic tokens in the protocol's encoding: each token's line and start
+/// relative to the previous token's, lengths in UTF-16 code units.
+pub fn semantic_tokens(text: &str, tokens: &[ide::Token]) -> Vec<lsp::SemanticToken> {
+    let lines = LineIndex::new(text);
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut previous = lsp::Position::new(0, 0);
+    for t in tokens {
+        let range = lines.range(text, t.span);
+        // INVARIANT: the engine's tokens lie on one line each; one that does not is left out.
+        if range.start.line != range.end.line || range.end.character <= range.start.character {
+            continue;
+        }
+        let delta_line = range.start.line - previous.line;
+        let delta_start =
+            if delta_line == 0 { range.start.character - previous.character } else { range.start.character };
+        out.push(lsp::SemanticToken {
+            delta_line,
+            delta_start,
+            length: range.end.character - range.start.character,
+            token_type: token_type(t.kind),
+            token_modifiers_bitset: u32::from(t.declaration) | (u32::from(t.documentation) << 1),
+        });
+        previous = range.start;
+    }
+    out
+}
+
+/// An inlay hint of a document, set apart from the text before it.
+pub fn inlay_hint(ws: &Workspace, source: SourceText, h: &ide::InlayHint) -> lsp::InlayHint {
+    let text = source.text(&ws.db);
+    lsp::InlayHint {
+        position: LineIndex::new(text).position(text, h.offset),
+        label: lsp::InlayHintLabel::String(h.label.clone()),
+        kind: None,
+        text_edits: None,
+        tooltip: Some(lsp::InlayHintTooltip::MarkupContent(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: h.tooltip.clone(),
+        })),
+        padding_left: Some(true),
+        padding_right: None,
+        data: None,
+    }
+}

@@ -19,7 +19,7 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use crate::convert;
 use crate::position::LineIndex;
-use crate::workspace::{Changed, Workspace, is_policy};
+use crate::workspace::{Changed, Workspace, is_document, is_policy};
 
 pub struct Backend {
     client: Client,
@@ -129,6 +129,18 @@ impl Backend {
     }
 }
 
+/// The code action kind of every fix of a document at once.
+const FIX_ALL: &str = "source.fixAll.grail";
+
+/// Whether the client asks for actions of `kind`: it asks for all, or for a
+/// kind that `kind` is or refines (`source` and `source.fixAll` take `source.fixAll.grail`).
+fn wanted(only: &Option<Vec<CodeActionKind>>, kind: &CodeActionKind) -> bool {
+    let kind = kind.as_str();
+    only.as_ref().is_none_or(|only| {
+        only.iter().any(|o| kind == o.as_str() || kind.strip_prefix(o.as_str()).is_some_and(|r| r.starts_with('.')))
+    })
+}
+
 fn internal(what: &str) -> Error {
     let mut e = Error::internal_error();
     e.message = format!("grail: {what} failed").into();
@@ -179,8 +191,17 @@ impl LanguageServer for Backend {
                     resolve_provider: Some(false),
                     work_done_progress_options: WorkDoneProgressOptions::default(),
                 }),
+                semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+                    SemanticTokensOptions {
+                        legend: convert::token_legend(),
+                        range: Some(false),
+                        full: Some(SemanticTokensFullOptions::Bool(true)),
+                        work_done_progress_options: WorkDoneProgressOptions::default(),
+                    },
+                )),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::from(FIX_ALL)]),
                     ..CodeActionOptions::default()
                 })),
                 ..ServerCapabilities::default()
@@ -371,6 +392,7 @@ impl LanguageServer for Backend {
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri;
         let range = params.range;
+        let only = params.context.only;
         self.guarded("codeAction", |ws| {
             let source = ws.source(&uri)?;
             let text = source.text(&ws.db);
@@ -380,31 +402,85 @@ impl LanguageServer for Backend {
                 lines.span(text, Range::new(Position::new(range.start.line, 0), Position::new(range.end.line + 1, 0)));
             let mut actions = Vec::new();
             let documents = [source];
-            for f in check_document(&ws.db, ws.set, source) {
+            let edit = |edits: &[ide::TextEdit]| WorkspaceEdit {
+                changes: Some(HashMap::from([(
+                    uri.clone(),
+                    edits.iter().map(|e| convert::text_edit(ws, source, e)).collect(),
+                )])),
+                ..WorkspaceEdit::default()
+            };
+            let findings = if wanted(&only, &CodeActionKind::QUICKFIX) {
+                check_document(&ws.db, ws.set, source).as_slice()
+            } else {
+                &[]
+            };
+            for f in findings {
                 let Some((_, span)) = f.location else { continue };
                 let overlaps = span.start < requested.end.max(requested.start + 1) && requested.start <= span.end;
                 if !overlaps || !matches!(f.outcome, Outcome::Fail | Outcome::Unknown) {
                     continue;
                 }
                 for fix in ide::fixes(&ws.db, ws.set, source, f) {
-                    let edits = fix.edits.iter().map(|e| convert::text_edit(ws, source, e)).collect();
                     actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: fix.title,
                         kind: Some(CodeActionKind::QUICKFIX),
                         diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f)]),
-                        edit: Some(WorkspaceEdit {
-                            changes: Some(HashMap::from([(uri.clone(), edits)])),
-                            ..WorkspaceEdit::default()
-                        }),
+                        edit: Some(edit(&fix.edits)),
                         is_preferred: Some(true),
                         ..CodeAction::default()
                     }));
                 }
             }
+            let fix_all = CodeActionKind::from(FIX_ALL);
+            if wanted(&only, &fix_all)
+                && !is_policy(&uri)
+                && let Some((fix, fixed)) = ide::fix_all(&ws.db, ws.set, source)
+            {
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: fix.title,
+                    kind: Some(fix_all),
+                    diagnostics: Some(
+                        fixed.iter().map(|f| convert::finding(ws, &uri, source, &documents, f)).collect(),
+                    ),
+                    edit: Some(edit(&fix.edits)),
+                    ..CodeAction::default()
+                }));
+            }
             Some(actions)
         })
         .await
         .ok_or_else(|| internal("codeAction"))
+    }
+
+    async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> Result<Option<SemanticTokensResult>> {
+        let uri = params.text_document.uri;
+        self.guarded("semanticTokens", |ws| {
+            let source = ws.source(&uri).filter(|_| is_policy(&uri))?;
+            let tokens = ide::semantic_tokens(&ws.db, ws.set, source);
+            let data = convert::semantic_tokens(source.text(&ws.db), &tokens);
+            Some(SemanticTokensResult::Tokens(SemanticTokens { result_id: None, data }))
+        })
+        .await
+        .ok_or_else(|| internal("semanticTokens"))
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let uri = params.text_document.uri;
+        let range = params.range;
+        self.guarded("inlayHint", |ws| {
+            let source = ws.source(&uri).filter(|_| is_document(&uri))?;
+            let deployment = ws.deployment_of(&uri).map(|(d, _)| d);
+            let text = source.text(&ws.db);
+            let wanted = LineIndex::new(text).span(text, range);
+            let hints = ide::inlay_hints(&ws.db, ws.set, source, deployment)
+                .iter()
+                .filter(|h| wanted.start <= h.offset && h.offset <= wanted.end)
+                .map(|h| convert::inlay_hint(ws, source, h))
+                .collect();
+            Some(hints)
+        })
+        .await
+        .ok_or_else(|| internal("inlayHint"))
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {

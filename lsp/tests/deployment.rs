@@ -164,3 +164,27 @@ async fn a_deployment_with_two_packs_is_refused_at_both_as_the_command_line_refu
     }
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn inlay_hints_show_the_effective_state_of_the_deployment() {
+    let dir = TempDir::with_org("inlay-hints");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let repo = uri(&dir.0.join("repo.yaml"));
+    let text = repo_yaml(&dir);
+    c.open(&repo, &text).await;
+    c.diagnostics(&repo).await;
+    let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}});
+    let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": repo}, "range": whole})).await;
+    let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
+    // The repo layer sets neither: the security and operator layers do, for some classes, and the
+    // policy's defaults stand for the others.
+    assert_eq!(
+        labels,
+        [
+            "verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (security.yaml, default)",
+            "security_review: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (operator.yaml, security.yaml, default)",
+        ],
+        "{hints:#?}"
+    );
+    c.shutdown().await;
+}

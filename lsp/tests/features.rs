@@ -140,3 +140,69 @@ impl LineEnd {
         json!({"line": p.line, "character": p.character})
     }
 }
+
+/// A rule with an astral character before a message's hole, so that columns count UTF-16 units.
+const CAFE: &str = "/// Checks the café.
+rule extra.cafe
+  for c, t in binding.verification_topology
+  require count(model_slots(t)) >= 0 else fail \"𝄞 {c} naïve\"
+";
+
+/// The protocol's relative encoding decoded: (line, start, length, type, modifiers) per token.
+fn decode(data: &[Value], legend: &[Value]) -> Vec<(u64, u64, u64, String, u64)> {
+    let numbers: Vec<u64> = data.iter().map(|v| v.as_u64().expect("a number")).collect();
+    assert_eq!(numbers.len() % 5, 0, "five numbers a token: {numbers:?}");
+    let (mut line, mut start) = (0, 0);
+    let mut out = Vec::new();
+    for t in numbers.chunks(5) {
+        line += t[0];
+        start = if t[0] == 0 { start + t[1] } else { t[1] };
+        let kind = legend[t[3] as usize].as_str().expect("a type name").to_string();
+        out.push((line, start, t[2], kind, t[4]));
+    }
+    out
+}
+
+#[tokio::test]
+async fn semantic_tokens_of_a_policy_file_are_delta_encoded_in_utf16() {
+    let dir = TempDir::with_shipped_policy("semantic-tokens");
+    let path = dir.0.join("policies/extra.grail");
+    std::fs::write(&path, CAFE).expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let u = uri(&path);
+    c.open(&u, CAFE).await;
+    assert_eq!(c.diagnostics(&u).await, Vec::<Value>::new());
+    let legend = c.capabilities["semanticTokensProvider"]["legend"].clone();
+    let types = legend["tokenTypes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(legend["tokenModifiers"], json!(["declaration", "documentation"]));
+    let tokens = c.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": u}})).await;
+    let decoded = decode(tokens["data"].as_array().expect("data"), &types);
+    let t = |line, start, len, kind: &str, modifiers| (line, start, len, kind.to_string(), modifiers);
+    assert_eq!(
+        decoded,
+        [
+            t(0, 0, 20, "comment", 2),
+            t(1, 0, 4, "keyword", 0),
+            t(1, 5, 10, "namespace", 1),
+            t(2, 2, 3, "keyword", 0),
+            t(2, 6, 1, "variable", 1),
+            t(2, 9, 1, "variable", 1),
+            t(2, 11, 2, "keyword", 0),
+            t(2, 14, 7, "type", 0),
+            t(2, 22, 21, "property", 0),
+            t(3, 2, 7, "keyword", 0),
+            t(3, 10, 5, "keyword", 0),
+            t(3, 16, 11, "function", 0),
+            t(3, 28, 1, "variable", 0),
+            t(3, 32, 2, "operator", 0),
+            t(3, 35, 1, "number", 0),
+            t(3, 37, 4, "keyword", 0),
+            t(3, 42, 4, "keyword", 0),
+            // `"𝄞 `: the astral character counts two units.
+            t(3, 47, 4, "string", 0),
+            t(3, 52, 1, "variable", 0),
+            t(3, 54, 7, "string", 0),
+        ]
+    );
+    c.shutdown().await;
+}

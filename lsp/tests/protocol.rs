@@ -342,3 +342,83 @@ async fn a_markdown_work_item_is_checked_and_a_readme_is_not() {
     assert_eq!(c.diagnostics(&readme).await, Vec::<Value>::new());
     c.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_fix_all_action_fixes_every_fixable_finding_at_once() {
+    let dir = TempDir::new("fix-all");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let kinds = c.capabilities["codeActionProvider"]["codeActionKinds"].clone();
+    assert!(kinds.as_array().into_iter().flatten().any(|k| k == "source.fixAll.grail"), "{kinds}");
+    let uri = uri(&dir.0.join("org.yaml"));
+    // Below its floor, and an unknown key: two findings, each with its fix.
+    let text = BELOW_FLOOR.replace("executor_class: self-operated\n", "executor_class: self-operated\ncolour: red\n");
+    c.open(&uri, &text).await;
+    let d = c.diagnostics(&uri).await;
+    let mut found = codes(&d);
+    found.sort();
+    assert_eq!(found, ["floor.min_checkers", "schema.unknown_key"], "{d:#?}");
+    // Asked for by a save action: the range is the cursor, on neither finding.
+    let at = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": at, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    let actions = actions.as_array().cloned().unwrap_or_default();
+    assert_eq!(actions.len(), 1, "only the fix-all action: {actions:#?}");
+    let action = &actions[0];
+    assert_eq!(action["kind"], "source.fixAll.grail");
+    assert_eq!(action["title"], "fix 2 findings");
+    let mut diagnosed = codes(action["diagnostics"].as_array().expect("the findings it fixes"));
+    diagnosed.sort();
+    assert_eq!(diagnosed, found);
+    let edits = action["edit"]["changes"][&uri].as_array().cloned().unwrap_or_default();
+    let fixed = apply_edits(&text, &edits);
+    assert_eq!(fixed, BELOW_FLOOR.replace("min_checkers: 1", "min_checkers: 2"));
+    c.change(&uri, 2, json!([{"text": fixed}])).await;
+    assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
+
+    // Nothing left to fix: no action.
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": at, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    assert_eq!(actions, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
+    let dir = TempDir::new("inlay-hints");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    assert_eq!(c.capabilities["inlayHintProvider"], json!(true));
+    let uri = uri(&dir.0.join("org.yaml"));
+    let good = include_str!("../../examples/bindings/good.yaml");
+    let text = good.replace("verification_blocking: {C3: blocking}\n", "");
+    assert_ne!(text, good);
+    c.open(&uri, &text).await;
+    assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
+    let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}});
+    let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
+    let hints = hints.as_array().cloned().unwrap_or_default();
+    let labels: Vec<&str> = hints.iter().filter_map(|h| h["label"].as_str()).collect();
+    assert_eq!(
+        labels,
+        ["verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (default)"],
+        "{hints:#?}"
+    );
+    // At the end of the first line of the mapping, after the comments above it.
+    assert_eq!(hints[0]["position"], position_of(&text, "schema_version: \"1.0\"", 21));
+    let tooltip = hints[0]["tooltip"]["value"].as_str().unwrap_or_default();
+    assert!(tooltip.contains("- `C3`: `blocking`, from the policy's default"), "{tooltip}");
+
+    // Set in the document: no hint.
+    c.change(&uri, 2, json!([{"text": good}])).await;
+    c.diagnostics(&uri).await;
+    let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
+    assert_eq!(hints, json!([]));
+    c.shutdown().await;
+}

@@ -98,13 +98,18 @@ async fn random_request(rng: &mut Rng, c: &mut TestClient, uri: &str, text: &str
     let lines = text.split('\n').count() as u64;
     let at = json!({"line": rng.below(lines + 1), "character": rng.below(60)});
     let doc = json!({"uri": uri});
-    let answer = match rng.below(5) {
+    let answer = match rng.below(7) {
         0 => c.request("textDocument/hover", json!({"textDocument": doc, "position": at})).await,
         1 => c.request("textDocument/completion", json!({"textDocument": doc, "position": at})).await,
         2 => c.request("textDocument/definition", json!({"textDocument": doc, "position": at})).await,
         3 => {
             let params = json!({"textDocument": doc, "position": at, "context": {"includeDeclaration": true}});
             c.request("textDocument/references", params).await
+        }
+        4 => c.request("textDocument/semanticTokens/full", json!({"textDocument": doc})).await,
+        5 => {
+            let range = json!({"start": {"line": 0, "character": 0}, "end": at});
+            c.request("textDocument/inlayHint", json!({"textDocument": doc, "range": range})).await
         }
         _ => {
             let range = json!({"start": {"line": 0, "character": 0}, "end": at});

@@ -111,7 +111,8 @@ impl Cx<'_> {
         }
         let (_, span) = finding.location?;
         let path = path_to(self.root, span)?;
-        let (Some(Seg::Key(key)), parent) = (path.last(), &path[..path.len() - 1]) else { return None };
+        // A finding at the document's root (an empty path) has no entry to remove.
+        let (Some(Seg::Key(key)), parent) = (path.last(), &path[..path.len().checked_sub(1)?]) else { return None };
         let map = node_at(self.root, parent)?;
         let NodeKind::Map(entries) = &map.kind else { return None };
         let index = entries.iter().position(|e| e.key_span == span)?;
@@ -335,4 +336,55 @@ fn missing_member(ev: &mut Evaluator<'_>, e: &Expr) -> Option<Member> {
         }
         _ => None,
     }
+}
+
+/// Whether two edits touch: they overlap, or one ends where the other starts
+/// (two insertions at one place, or an insertion beside a replacement, have no
+/// order that both fixes meant).
+fn touch(a: &TextEdit, b: &TextEdit) -> bool {
+    a.span.start <= b.span.end && b.span.start <= a.span.end
+}
+
+/// Every fix of a document at once: for each failing or unknown finding, its
+/// first fix, unless an edit of it touches one already taken, or, applied
+/// with those taken, it leaves one of their findings (or its own) reported.
+/// `None` when nothing can be fixed.
+pub(super) fn fix_all(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Option<(Fix, Vec<Finding>)> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    let text = doc.text(db);
+    let format = document_format(doc.path(db), text);
+    let path = doc.path(db);
+    let mut edits: Vec<TextEdit> = Vec::new();
+    let mut fixed: Vec<Finding> = Vec::new();
+    for finding in crate::db::check_document(db, set, doc) {
+        if finding.location.is_none() || !matches!(finding.outcome, Outcome::Fail | Outcome::Unknown) {
+            continue;
+        }
+        let Some(fix) = fixes(db, set, doc, finding).into_iter().next() else { continue };
+        if fix.edits.iter().all(|e| edits.contains(e)) {
+            // The same edit fixes an earlier finding too.
+            fixed.push(finding.clone());
+            continue;
+        }
+        if fix.edits.iter().any(|e| edits.iter().any(|taken| touch(e, taken))) {
+            continue;
+        }
+        let mut tried = edits.clone();
+        tried.extend(fix.edits.iter().cloned());
+        let after = recheck(&compiled.policy, path, &apply(text, &tried), format);
+        if fixed.iter().chain([finding]).all(|f| still_there(&after, f).is_none()) {
+            edits = tried;
+            fixed.push(finding.clone());
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    edits.sort_by_key(|e| e.span.start);
+    let n = fixed.len();
+    let title = format!("fix {n} finding{}", if n == 1 { "" } else { "s" });
+    Some((Fix { title, edits }, fixed))
 }

@@ -10,9 +10,11 @@
 mod document;
 mod edit;
 mod fix;
+mod hints;
 pub mod index;
 mod policy;
 mod symbols;
+mod tokens;
 
 use grail_lang::ast::Span;
 
@@ -20,10 +22,12 @@ use crate::db::{PolicySet, SourceText};
 use crate::diagnostic::Finding;
 use crate::hir::Loc;
 
+pub use hints::{InlayHint, inlay_hints};
 pub use index::{Decl, PolicyIndex, Symbol, Use, policy_index};
 pub use symbols::{
     OutlineItem, RenameError, SymbolKind, WorkspaceSymbol, folds, outline, rename, rename_target, workspace_symbols,
 };
+pub use tokens::{Token, TokenKind, semantic_tokens};
 
 /// What a hover shows: Markdown, about the text at `span`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,6 +179,14 @@ pub fn completions(db: &dyn salsa::Database, set: PolicySet, file: SourceText, o
 /// Every fix offered is checked: applied, the finding is gone.
 pub fn fixes(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, finding: &Finding) -> Vec<Fix> {
     fix::fixes(db, set, doc, finding)
+}
+
+/// Every fix of a document at once, with the findings it fixes: the first
+/// fix of each finding whose edits touch none of the others', kept only if,
+/// applied together, each of those findings is gone. `None` when nothing can
+/// be fixed.
+pub fn fix_all(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Option<(Fix, Vec<Finding>)> {
+    fix::fix_all(db, set, doc)
 }
 
 /// What a Markdown file is to the policy.

@@ -25,6 +25,8 @@ pub struct TestClient {
     /// The version of each open document, as last sent.
     versions: std::collections::HashMap<String, i32>,
     server: tokio::task::JoinHandle<()>,
+    /// What the server answered to `initialize`.
+    pub capabilities: Value,
 }
 
 impl TestClient {
@@ -41,6 +43,7 @@ impl TestClient {
             pending: VecDeque::new(),
             versions: Default::default(),
             server,
+            capabilities: Value::Null,
         };
         let folders = match root {
             Some(r) => json!([{"uri": uri(r), "name": "workspace"}]),
@@ -58,6 +61,7 @@ impl TestClient {
             )
             .await;
         assert!(init["capabilities"]["hoverProvider"].as_bool().unwrap_or(false), "{init}");
+        c.capabilities = init["capabilities"].clone();
         c.notify("initialized", json!({})).await;
         c
     }
