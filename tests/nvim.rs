@@ -43,10 +43,10 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs `tests/nvim/SCRIPT` headless with `grail` and `args`, its state in
-/// `dir`; the text it printed, or the test fails with it.
+/// Runs SCRIPT (a path in the repository) headless with `grail` and `args`,
+/// its state in `dir`; the text it printed, or the test fails with it.
 fn run(dir: &Path, script: &str, args: &[&OsStr]) -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/nvim").join(script);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script);
     let mut cmd = Command::new(nvim());
     cmd.args(["--headless", "--clean", "-l"]).arg(&script).arg(env!("CARGO_BIN_EXE_grail")).args(args).current_dir(dir);
     for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"] {
@@ -68,7 +68,7 @@ fn neovim_shows_the_finding_and_its_code_action_clears_it() {
     std::fs::create_dir_all(&root).expect("a temporary workspace");
     let file = root.join("org.yaml");
     std::fs::write(&file, BINDING).expect("write the binding");
-    let printed = run(&root, "e2e.lua", &[root.as_os_str(), file.as_os_str()]);
+    let printed = run(&root, "tests/nvim/e2e.lua", &[root.as_os_str(), file.as_os_str()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(printed.contains("ok: set `verification_topology.C3.min_checkers` to its floor `2`"), "{printed}");
 }
@@ -129,7 +129,20 @@ fn neovim_shows_in_one_layer_what_grail_check_gives_for_its_deployment() {
 
     let expected = expected.join(",");
     let args = [root.as_os_str(), OsStr::new(&expected), OsStr::new(SECURITY_LINE), OsStr::new(SECURITY_EDIT)];
-    let printed = run(&dir, "deployment.lua", &args);
+    let printed = run(&dir, "tests/nvim/deployment.lua", &args);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(printed.contains("ok: repo.yaml showed layer.loosen@12:23, then nothing"), "{printed}");
+}
+
+/// The editor latency benchmark (`benches/nvim/latency.lua`, figures in
+/// BENCHMARKS.md) still runs: a few edits on its workspace, each answered
+/// with the diagnostics of its new text. Its timings are not judged here.
+#[test]
+fn the_editor_latency_benchmark_runs() {
+    let dir = scratch("latency");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let workspace = dir.join("workspace");
+    let printed = run(&dir, "benches/nvim/latency.lua", &[repo.as_os_str(), workspace.as_os_str(), OsStr::new("20")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(printed.contains("200 open bindings") && printed.contains("20 edits: p50"), "{printed}");
 }
