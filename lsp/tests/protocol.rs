@@ -405,20 +405,36 @@ async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
     let hints = hints.as_array().cloned().unwrap_or_default();
     let labels: Vec<&str> = hints.iter().filter_map(|h| h["label"].as_str()).collect();
+    // C4's topology leaves its three bounded keys out as well.
+    let c4 = "min_checkers: 3, min_model_checkers: 2, cross_vendor_required: true (default)";
     assert_eq!(
         labels,
-        ["verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (default)"],
+        ["verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (default)", c4],
         "{hints:#?}"
     );
     // At the end of the first line of the mapping, after the comments above it.
     assert_eq!(hints[0]["position"], position_of(&text, "schema_version: \"1.0\"", 21));
     let tooltip = hints[0]["tooltip"]["value"].as_str().unwrap_or_default();
     assert!(tooltip.contains("- `C3`: `blocking`, from the policy's default"), "{tooltip}");
+    // A key left out inside an entry: at the end of the entry's key line.
+    assert_eq!(hints[1]["position"], position_of(&text, "  C4:", 5));
+    let tooltip = hints[1]["tooltip"]["value"].as_str().unwrap_or_default();
+    assert!(tooltip.starts_with("left out of `verification_topology.C4`"), "{tooltip}");
+    assert!(tooltip.contains("- `min_checkers`: `3`, from the policy's default"), "{tooltip}");
 
-    // Set in the document: no hint.
+    // Set in the document: no hint for it; C4's stays.
     c.change(&uri, 2, json!([{"text": good}])).await;
     c.diagnostics(&uri).await;
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
-    assert_eq!(hints, json!([]));
+    let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
+    assert_eq!(labels, [c4]);
+    // And C4 stating its minimum: the other two remain.
+    let stated = good.replace("  C4:\n    roles:", "  C4:\n    min_checkers: 3\n    roles:");
+    assert_ne!(stated, good);
+    c.change(&uri, 3, json!([{"text": stated}])).await;
+    c.diagnostics(&uri).await;
+    let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
+    let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
+    assert_eq!(labels, ["min_model_checkers: 2, cross_vendor_required: true (default)"]);
     c.shutdown().await;
 }

@@ -1,5 +1,7 @@
 //! Inlay hints in documents: the effective value of each top-level key that
-//! the policy gives a default or a floor and the document leaves out. The
+//! the policy gives a default or a floor and the document leaves out, and of
+//! each such key left out inside an entry of a map keyed by an enumeration
+//! (`min_checkers` of a topology's `C4`). The
 //! values are the effective state of `grail explain` ([`crate::explain::Cell`],
 //! of the document's deployment when it has one, layers applied), never
 //! computed again here, so that the editor and `explain` agree.
@@ -62,19 +64,7 @@ pub fn inlay_hints(
         let mut values: Vec<(&str, String, String)> = cells
             .iter()
             .filter(|c| c.kind == kind && c.column == field.name)
-            .filter_map(|c| {
-                // A value that a failing rule demotes falls back to the shipped one, as `explain` says.
-                let (value, from) = match &c.demoted {
-                    Some(d) => (&d.to, &d.from),
-                    None => (&c.value, &c.from),
-                };
-                let from = match from {
-                    Provenance::Policy(_) => "default".to_string(),
-                    Provenance::Document(d, _) => documents.get(*d as usize)?.path(db).clone(),
-                    Provenance::Computed | Provenance::Missing(_) => return None,
-                };
-                Some((c.key.as_str(), value.clone(), from))
-            })
+            .filter_map(|c| effective(db, c, documents).map(|(value, from)| (c.key.as_str(), value, from)))
             .collect();
         if values.is_empty() {
             continue;
@@ -90,19 +80,94 @@ pub fn inlay_hints(
         if values.len() > MAX_SHOWN {
             shown.push("…".into());
         }
-        let mut origins: Vec<&str> = Vec::new();
-        for (_, _, from) in &values {
-            if !origins.contains(&from.as_str()) {
-                origins.push(from);
-            }
-        }
-        let label = format!("{}: {{{}}} ({})", field.name, shown.join(", "), origins.join(", "));
-        let mut tooltip = format!("`{}` is left out; in effect:\n", field.name);
-        for (k, v, from) in &values {
-            let from = if from == "default" { "the policy's default".to_string() } else { format!("`{from}`") };
-            tooltip.push_str(&format!("\n- `{k}`: `{v}`, from {from}"));
-        }
+        let label = format!("{}: {{{}}} ({})", field.name, shown.join(", "), origins(&values));
+        let tooltip = tooltip(format!("`{}` is left out", field.name), &values);
         hints.push(InlayHint { offset, label, tooltip });
     }
+    hints.extend(inner_hints(db, policy, kind, entries, cells, documents, text));
     hints
+}
+
+/// The keys left out inside each entry of a map keyed by an enumeration
+/// (`min_checkers` of `verification_topology.C4`), said at the end of the
+/// line of the entry's key, with the value the effective state gives.
+fn inner_hints(
+    db: &dyn salsa::Database,
+    policy: &crate::hir::Policy,
+    kind: crate::hir::DocKindId,
+    entries: &[crate::document::Entry],
+    cells: &[Cell],
+    documents: &[SourceText],
+    text: &str,
+) -> Vec<InlayHint> {
+    let record = &policy.records[policy.documents[kind as usize].record as usize];
+    let mut hints = Vec::new();
+    for field in &record.fields {
+        let Ty::Map(key, value) = &field.ty else { continue };
+        let (Ty::Enum(_), Ty::Record(inner)) = (&**key, &**value) else { continue };
+        let Some(map) = entries.iter().find(|e| e.key == field.name) else { continue };
+        let NodeKind::Map(items) = &map.value.kind else { continue };
+        for item in items {
+            let NodeKind::Map(written) = &item.value.kind else { continue };
+            let mut values: Vec<(&str, String, String)> = Vec::new();
+            for f in &policy.records[*inner as usize].fields {
+                if (f.default.is_none() && f.bounds.is_empty()) || written.iter().any(|e| e.key == f.name) {
+                    continue;
+                }
+                let column = format!("{}.{}", field.name, f.name);
+                let cell = cells.iter().find(|c| c.kind == kind && c.key == item.key && c.column == column);
+                if let Some((value, from)) = cell.and_then(|c| effective(db, c, documents)) {
+                    values.push((f.name.as_str(), value, from));
+                }
+            }
+            if values.is_empty() {
+                continue;
+            }
+            let start = item.key_span.start.min(text.len());
+            let offset = text[start..].find(['\n', '\r']).map_or(text.len(), |i| start + i);
+            let shown: Vec<String> = values.iter().map(|(k, v, _)| format!("{k}: {v}")).collect();
+            let label = format!("{} ({})", shown.join(", "), origins(&values));
+            let tooltip = tooltip(format!("left out of `{}.{}`", field.name, item.key), &values);
+            hints.push(InlayHint { offset, label, tooltip });
+        }
+    }
+    hints
+}
+
+/// Where the values come from, each once, in their order: `default, repo.yaml`.
+fn origins(values: &[(&str, String, String)]) -> String {
+    let mut origins: Vec<&str> = Vec::new();
+    for (_, _, from) in values {
+        if !origins.contains(&from.as_str()) {
+            origins.push(from);
+        }
+    }
+    origins.join(", ")
+}
+
+/// A hint's tooltip (Markdown): what is left out, then each value and where it comes from.
+fn tooltip(left_out: String, values: &[(&str, String, String)]) -> String {
+    let mut tooltip = format!("{left_out}; in effect:\n");
+    for (k, v, from) in values {
+        let from = if from == "default" { "the policy's default".to_string() } else { format!("`{from}`") };
+        tooltip.push_str(&format!("\n- `{k}`: `{v}`, from {from}"));
+    }
+    tooltip
+}
+
+/// A cell's value in effect and where it comes from (`default`, or the path
+/// of the document that set it); a value that a failing rule demotes falls
+/// back to the shipped one, as `explain` says. `None` for a computed or
+/// missing value, which no hint shows.
+fn effective(db: &dyn salsa::Database, c: &Cell, documents: &[SourceText]) -> Option<(String, String)> {
+    let (value, from) = match &c.demoted {
+        Some(d) => (&d.to, &d.from),
+        None => (&c.value, &c.from),
+    };
+    let from = match from {
+        Provenance::Policy(_) => "default".to_string(),
+        Provenance::Document(d, _) => documents.get(*d as usize)?.path(db).clone(),
+        Provenance::Computed | Provenance::Missing(_) => return None,
+    };
+    Some((value.clone(), from))
 }
