@@ -52,34 +52,10 @@ pub fn semantic_tokens(db: &dyn salsa::Database, set: PolicySet, file: SourceTex
 /// Words the grammar reads as keywords somewhere (`as`, `where`, `default`...),
 /// besides the reserved ones; a declared name that is spelled like one is
 /// in the index and classified from there.
-const KEYWORDS: &[&str] = &[
-    "enum",
-    "record",
-    "document",
-    "matrix",
-    "fn",
-    "rule",
+const CONTEXTUAL: &[&str] = &[
     "layers",
     "question",
     "table",
-    "for",
-    "when",
-    "let",
-    "require",
-    "else",
-    "at",
-    "in",
-    "not",
-    "and",
-    "or",
-    "every",
-    "some",
-    "count",
-    "true",
-    "false",
-    "if",
-    "tighter_than",
-    "looser_than",
     "tightest_first",
     "ordered",
     "identity",
@@ -146,34 +122,10 @@ const KEYWORDS: &[&str] = &[
     "unknown",
 ];
 
-/// The reserved words: never a name, even before `(` (`count(xs)`, `in (a, b)`); any
-/// other keyword before `(` is a built-in's name (`present(x)`).
-const RESERVED: &[&str] = &[
-    "enum",
-    "record",
-    "document",
-    "matrix",
-    "fn",
-    "rule",
-    "for",
-    "when",
-    "let",
-    "require",
-    "else",
-    "at",
-    "in",
-    "not",
-    "and",
-    "or",
-    "every",
-    "some",
-    "count",
-    "true",
-    "false",
-    "if",
-    "tighter_than",
-    "looser_than",
-];
+// The reserved words (`grail_lang::parser::RESERVED`) are never a name, even
+// before `(` (`count(xs)`, `in (a, b)`); any other keyword before `(` is a
+// built-in's name (`present(x)`).
+use grail_lang::parser::RESERVED;
 
 /// The words after which a dotted name is a rule id.
 const BEFORE_RULE_ID: &[&str] = &["rule", "question", "table"];
@@ -339,7 +291,7 @@ impl<'a> Lexer<'a> {
         if after.starts_with('(') && !RESERVED.contains(&word) && self.last_word != Some("fn") {
             // A call the index does not resolve: a built-in.
             self.push(at, word_end, TokenKind::Function);
-        } else if KEYWORDS.contains(&word) {
+        } else if RESERVED.contains(&word) || CONTEXTUAL.contains(&word) {
             self.push(at, word_end, TokenKind::Keyword);
         }
         self.last_word = Some(word);
