@@ -52,12 +52,14 @@ fn load(data: &[u8], format: Format) {
 }
 
 /// Checks `data` as a document against the shipped library. The first byte
-/// picks the file name (and so the reader): `.yaml`, `.json` or `.md` (a
-/// work item: a fenced record after a marker line), by its value modulo 3.
+/// picks the file name (and so the reader): `.yaml`, `.json`, `.md` (a
+/// work item: a fenced record after a marker line) or `.jsonl` (JSON Lines:
+/// receipts, acceptance records), by its value modulo 4.
 pub fn check_shipped(data: &[u8]) {
-    let path = match data.first().map(|b| b % 3) {
+    let path = match data.first().map(|b| b % 4) {
         Some(1) => "fuzz.json",
         Some(2) => "fuzz.md",
+        Some(3) => "fuzz.jsonl",
         _ => "fuzz.yaml",
     };
     let data = data.get(1..).unwrap_or_default();

@@ -241,10 +241,10 @@ fn mutated_documents_never_crash_a_check_against_the_shipped_library() {
     thread_local! {
         static SHIPPED: (grail_engine::Database, grail_engine::PolicySet) = harness::shipped();
     }
-    run("check_shipped", &["json", "yaml", "yml", "bin", "md"], |data| {
+    run("check_shipped", &["json", "jsonl", "yaml", "yml", "bin", "md"], |data| {
         // Every reader, in one database for speed (libFuzzer makes one per input).
         SHIPPED.with(|(db, set)| {
-            for path in ["mutant.yaml", "mutant.json", "mutant.md"] {
+            for path in ["mutant.yaml", "mutant.json", "mutant.md", "mutant.jsonl"] {
                 harness::check_shipped_in(db, *set, path, data);
             }
         });
