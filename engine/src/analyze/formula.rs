@@ -31,12 +31,13 @@ impl B {
     }
 }
 
-/// The formula builder and the solver it writes to.
+/// The formula builder and the solvers it writes to: one per part (a
+/// connected component of the clauses), see [`Parts`].
 #[derive(Default)]
 pub struct Builder {
-    solver: BasicSolver,
     vm: BasicVarManager,
     ands: HashMap<Vec<Lit>, Lit>,
+    parts: Parts,
     /// Clauses added, for statistics.
     pub clauses: usize,
     /// Solver calls made.
@@ -56,34 +57,22 @@ impl Builder {
     /// never decides it (propagation sets it once its inputs are set).
     pub fn fresh(&mut self) -> Lit {
         let l = self.vm.new_lit();
-        self.declare(l, batsat::lbool::UNDEF, false);
+        self.parts.declare(l, batsat::lbool::UNDEF, false);
         l
-    }
-
-    /// Creates the solver's variable for `l` (and any before it it has not seen).
-    fn declare(&mut self, l: Lit, polarity: batsat::lbool, decision: bool) {
-        use batsat::SolverInterface;
-        let s = self.solver.batsat_mut();
-        while s.num_vars() < l.vidx32() {
-            s.new_var_default();
-        }
-        if s.num_vars() == l.vidx32() {
-            s.new_var(polarity, decision);
-        }
     }
 
     /// A fresh literal for a choice about a document; the solver tries it
     /// false first, so models are small unless something needs more.
     pub fn atom(&mut self) -> Lit {
         let l = self.vm.new_lit();
-        self.declare(l, batsat::lbool::FALSE, true);
+        self.parts.declare(l, batsat::lbool::FALSE, true);
         l
     }
 
     /// A fresh, unconstrained literal the solver decides (an over-approximation).
     pub fn fresh_b(&mut self) -> B {
         let l = self.vm.new_lit();
-        self.declare(l, batsat::lbool::UNDEF, true);
+        self.parts.declare(l, batsat::lbool::UNDEF, true);
         B::L(l)
     }
 
@@ -93,8 +82,7 @@ impl Builder {
 
     fn add(&mut self, lits: Vec<Lit>) {
         self.clauses += 1;
-        // INVARIANT: the batsat backend never fails to add a clause.
-        let _ = Solve::add_clause(&mut self.solver, Clause::from_iter(lits));
+        self.parts.add(lits);
     }
 
     /// Adds a hard clause over formula nodes.
@@ -255,25 +243,8 @@ impl Builder {
                 B::L(l) => lits.push(*l),
             }
         }
-        if let Some(v) = self.vm.max_var() {
-            let _ = self.solver.reserve(v);
-        }
         self.solves += 1;
-        match self.solver.solve_assumps(&lits) {
-            Ok(SolverResult::Sat) => Answer::Sat,
-            _ => {
-                let core = self.solver.core().unwrap_or_default();
-                // The core holds negated assumptions; give back the assumptions.
-                let mut given: Vec<Lit> = Vec::new();
-                // Both polarities of a variable may be assumed (one hard, one soft): give back each.
-                for c in core {
-                    given.extend(lits.iter().filter(|a| a.var() == c.var()));
-                }
-                given.sort_unstable();
-                given.dedup();
-                Answer::Unsat(given)
-            }
-        }
+        self.parts.solve(&lits)
     }
 
     /// The value of a node in the last satisfying assignment.
@@ -281,7 +252,234 @@ impl Builder {
         match x {
             B::T => true,
             B::F => false,
-            B::L(l) => matches!(self.solver.lit_val(l), Ok(TernaryVal::True)),
+            B::L(l) => self.parts.value(l),
+        }
+    }
+}
+
+/// The formula's clauses in parts: the connected components of the graph in
+/// which two variables that share a clause are linked. Each part has its own
+/// solver over its own variables (numbered from 0 within it), so a question
+/// propagates and assigns only the parts it concerns; a part whose model
+/// already satisfies the assumptions it is given is not solved again, and
+/// the models of parts that share no variable make a model of the whole.
+#[derive(Default)]
+struct Parts {
+    /// Each variable's polarity and whether the solver decides it.
+    kinds: Vec<(batsat::lbool, bool)>,
+    /// Union-find over variables (the parent of each; a root is its own).
+    parent: Vec<u32>,
+    /// Every clause, in the order added.
+    all: Vec<Vec<Lit>>,
+    /// How many of `all` are in a part's solver.
+    placed: usize,
+    /// Where each variable lives: its part and its number there.
+    place: Vec<Option<(u32, u32)>>,
+    parts: Vec<Part>,
+    /// The value each variable outside every part was last assumed to have.
+    free: Vec<bool>,
+    /// Whether the empty clause was added (nothing satisfies the formula).
+    empty: bool,
+}
+
+struct Part {
+    solver: BasicSolver,
+    /// The union-find root of its variables; `None` once merged into another.
+    root: Option<u32>,
+    /// Whether the solver holds a model of every clause of the part.
+    model: bool,
+}
+
+impl Parts {
+    fn declare(&mut self, l: Lit, polarity: batsat::lbool, decision: bool) {
+        let v = l.vidx();
+        while self.kinds.len() <= v {
+            let next = self.kinds.len() as u32;
+            self.kinds.push((batsat::lbool::UNDEF, false));
+            self.parent.push(next);
+            self.place.push(None);
+            self.free.push(false);
+        }
+        self.kinds[v] = (polarity, decision);
+    }
+
+    fn find(&mut self, v: u32) -> u32 {
+        let mut root = v;
+        while self.parent[root as usize] != root {
+            root = self.parent[root as usize];
+        }
+        let mut at = v;
+        while self.parent[at as usize] != root {
+            let next = self.parent[at as usize];
+            self.parent[at as usize] = root;
+            at = next;
+        }
+        root
+    }
+
+    fn add(&mut self, lits: Vec<Lit>) {
+        for l in &lits {
+            // A literal the builder did not create (a totalizer's) is declared as a gate.
+            if l.vidx() >= self.kinds.len() {
+                self.declare(*l, batsat::lbool::UNDEF, false);
+            }
+        }
+        if let Some((first, rest)) = lits.split_first() {
+            for l in rest {
+                let (a, b) = (self.find(first.vidx32()), self.find(l.vidx32()));
+                if a != b {
+                    self.parent[a as usize] = b;
+                }
+            }
+        }
+        self.all.push(lits);
+    }
+
+    /// Puts every clause added since the last call into a part: into the
+    /// part of its variables, or, when it links parts or has none, into a
+    /// part rebuilt from every clause of its component.
+    fn sync(&mut self) {
+        if self.placed == self.all.len() {
+            return;
+        }
+        // Parts that a new clause linked to another share a root: retire them.
+        let mut by_root: HashMap<u32, usize> = HashMap::new();
+        let mut retired = false;
+        for i in 0..self.parts.len() {
+            let Some(old) = self.parts[i].root else { continue };
+            let root = self.find(old);
+            self.parts[i].root = Some(root);
+            if let Some(j) = by_root.insert(root, i) {
+                for k in [i, j] {
+                    self.parts[k] = Part { solver: BasicSolver::default(), root: None, model: false };
+                }
+                retired = true;
+            }
+        }
+        by_root.retain(|_, i| self.parts[*i].root.is_some());
+        if retired {
+            for p in self.place.iter_mut() {
+                if let Some((part, _)) = *p
+                    && self.parts[part as usize].root.is_none()
+                {
+                    *p = None;
+                }
+            }
+        }
+        // The new clauses go to their part; those of a component without one are gathered.
+        let from = if retired { 0 } else { self.placed };
+        let mut fresh: Vec<(u32, usize)> = Vec::new();
+        for c in from..self.all.len() {
+            let Some(first) = self.all[c].first() else {
+                self.empty = true;
+                continue;
+            };
+            let root = self.find(first.vidx32());
+            match by_root.get(&root) {
+                Some(p) if c >= self.placed => self.load(*p, c),
+                Some(_) => {}
+                None => fresh.push((root, c)),
+            }
+        }
+        fresh.sort_unstable();
+        let mut i = 0;
+        while i < fresh.len() {
+            let root = fresh[i].0;
+            self.parts.push(Part { solver: BasicSolver::default(), root: Some(root), model: false });
+            let p = self.parts.len() - 1;
+            while i < fresh.len() && fresh[i].0 == root {
+                self.load(p, fresh[i].1);
+                i += 1;
+            }
+        }
+        self.placed = self.all.len();
+    }
+
+    /// Adds clause `c` to part `p`, giving its new variables their numbers there.
+    fn load(&mut self, p: usize, c: usize) {
+        let mut local = Vec::with_capacity(self.all[c].len());
+        for l in &self.all[c] {
+            let v = l.vidx();
+            let at = match self.place[v] {
+                Some((_, at)) => at,
+                None => {
+                    use batsat::SolverInterface;
+                    let (polarity, decision) = self.kinds[v];
+                    let at = self.parts[p].solver.batsat_mut().new_var(polarity, decision).idx();
+                    self.place[v] = Some((p as u32, at));
+                    at
+                }
+            };
+            local.push(if l.is_neg() { !Lit::positive(at) } else { Lit::positive(at) });
+        }
+        let part = &mut self.parts[p];
+        part.model = false;
+        // INVARIANT: the batsat backend never fails to add a clause.
+        let _ = Solve::add_clause(&mut part.solver, Clause::from_iter(local));
+    }
+
+    fn solve(&mut self, lits: &[Lit]) -> Answer {
+        self.sync();
+        if self.empty {
+            return Answer::Unsat(Vec::new());
+        }
+        let mut asked: Vec<Vec<(Lit, Lit)>> = vec![Vec::new(); self.parts.len()];
+        for l in lits {
+            match self.place[l.vidx()] {
+                Some((p, at)) => {
+                    let local = if l.is_neg() { !Lit::positive(at) } else { Lit::positive(at) };
+                    asked[p as usize].push((*l, local));
+                }
+                None => self.free[l.vidx()] = l.is_pos(),
+            }
+        }
+        // A variable outside every part assumed both ways.
+        for l in lits {
+            if self.place[l.vidx()].is_none() && lits.contains(&!*l) {
+                let mut core = vec![*l, !*l];
+                core.sort_unstable();
+                return Answer::Unsat(core);
+            }
+        }
+        for (p, asked) in asked.iter().enumerate() {
+            let part = &mut self.parts[p];
+            if part.root.is_none() {
+                continue;
+            }
+            let holds = |part: &Part, local: Lit| matches!(part.solver.lit_val(local), Ok(TernaryVal::True));
+            if part.model && asked.iter().all(|(_, local)| holds(part, *local)) {
+                continue;
+            }
+            let local: Vec<Lit> = asked.iter().map(|(_, local)| *local).collect();
+            match part.solver.solve_assumps(&local) {
+                Ok(SolverResult::Sat) => part.model = true,
+                _ => {
+                    part.model = false;
+                    let core = part.solver.core().unwrap_or_default();
+                    // The core holds negated assumptions; give back the assumptions.
+                    let mut given: Vec<Lit> = Vec::new();
+                    // Both polarities of a variable may be assumed (one hard, one soft): give back each.
+                    for c in core {
+                        given.extend(asked.iter().filter(|(_, local)| local.var() == c.var()).map(|(l, _)| *l));
+                    }
+                    given.sort_unstable();
+                    given.dedup();
+                    return Answer::Unsat(given);
+                }
+            }
+        }
+        Answer::Sat
+    }
+
+    fn value(&self, l: Lit) -> bool {
+        let v = l.vidx();
+        match self.place.get(v).copied().flatten() {
+            Some((p, at)) => {
+                let part = &self.parts[p as usize];
+                let local = if l.is_neg() { !Lit::positive(at) } else { Lit::positive(at) };
+                part.model && matches!(part.solver.lit_val(local), Ok(TernaryVal::True))
+            }
+            None => self.free.get(v).is_some_and(|b| *b == l.is_pos()),
         }
     }
 }
@@ -301,9 +499,84 @@ impl rustsat::encodings::CollectClauses for TotCollect<'_> {
         T: IntoIterator<Item = Clause>,
     {
         for cl in cl_iter {
-            self.b.clauses += 1;
-            let _ = Solve::add_clause(&mut self.b.solver, cl);
+            self.b.add(cl.iter().copied().collect());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two atoms in one clause, two in another: two parts.
+    fn two_parts() -> (Builder, [Lit; 4]) {
+        let mut b = Builder::default();
+        let xs = [b.atom(), b.atom(), b.atom(), b.atom()];
+        b.clause(&[B::L(xs[0]), B::L(xs[1])]);
+        b.clause(&[B::L(xs[2]), B::L(xs[3])]);
+        (b, xs)
+    }
+
+    #[test]
+    fn the_models_of_separate_parts_make_a_model_of_the_whole() {
+        let (mut b, [a, c, d, e]) = two_parts();
+        assert_eq!(b.solve(&[B::L(!a)]), Answer::Sat);
+        assert!(b.value(B::L(c)), "the first clause holds");
+        assert!(b.value(B::L(d)) || b.value(B::L(e)), "the second clause holds");
+        // A question about the second part only: the first keeps its model, which still satisfies it.
+        assert_eq!(b.solve(&[B::L(!a), B::L(!d)]), Answer::Sat);
+        assert!(!b.value(B::L(a)) && b.value(B::L(c)) && !b.value(B::L(d)) && b.value(B::L(e)));
+        assert_eq!(b.parts.parts.iter().filter(|p| p.root.is_some()).count(), 2);
+    }
+
+    #[test]
+    fn a_clause_that_links_two_parts_merges_them_and_binds_both() {
+        let (mut b, [a, _, d, e]) = two_parts();
+        assert_eq!(b.solve(&[B::L(a), B::L(d)]), Answer::Sat);
+        // a implies not d, across the parts: the model held so far no longer satisfies it.
+        b.clause(&[B::L(!a), B::L(!d)]);
+        assert!(matches!(b.solve(&[B::L(a), B::L(d)]), Answer::Unsat(_)));
+        assert_eq!(b.solve(&[B::L(a)]), Answer::Sat);
+        assert!(b.value(B::L(a)) && !b.value(B::L(d)) && b.value(B::L(e)));
+        assert_eq!(b.parts.parts.iter().filter(|p| p.root.is_some()).count(), 1);
+    }
+
+    #[test]
+    fn an_unsatisfiable_part_answers_with_the_assumptions_it_was_given() {
+        let (mut b, [a, c, d, e]) = two_parts();
+        match b.solve(&[B::L(!a), B::L(!c), B::L(!d)]) {
+            Answer::Unsat(mut core) => {
+                let mut want = vec![!a, !c];
+                want.sort_unstable();
+                core.sort_unstable();
+                assert_eq!(core, want);
+            }
+            Answer::Sat => panic!("a or c must hold"),
+        }
+        // Both polarities of one variable outside every part.
+        let free = b.atom();
+        assert!(matches!(b.solve(&[B::L(free), B::L(!free), B::L(e)]), Answer::Unsat(core) if core.len() == 2));
+        assert_eq!(b.solve(&[B::L(free)]), Answer::Sat);
+        assert!(b.value(B::L(free)) && !b.value(B::L(!free)));
+    }
+
+    #[test]
+    fn the_empty_clause_makes_every_question_unsatisfiable() {
+        let (mut b, [a, ..]) = two_parts();
+        assert_eq!(b.solve(&[B::L(a)]), Answer::Sat);
+        b.assert(B::F);
+        assert_eq!(b.solve(&[]), Answer::Unsat(Vec::new()));
+    }
+
+    #[test]
+    fn counts_over_several_parts_are_exact() {
+        // A totalizer over atoms of separate parts links them; "at least 2 of 3" with one forced off.
+        let mut b = Builder::default();
+        let xs: Vec<B> = (0..3).map(|_| B::L(b.atom())).collect();
+        let ge = b.count(&xs);
+        assert_eq!(b.solve(&[ge[2], xs[0].negate()]), Answer::Sat);
+        assert!(b.value(xs[1]) && b.value(xs[2]) && !b.value(xs[0]));
+        assert!(matches!(b.solve(&[ge[3], xs[0].negate()]), Answer::Unsat(_)));
     }
 }

@@ -603,9 +603,10 @@ impl Search<'_> {
 
     /// The passing twin of a failing deployment: the rule applies and passes,
     /// and as few document atoms as possible differ. When the pair is more
-    /// than one line apart, one more round from the twin's side: the failing
-    /// deployment closest to the twin, and the twin closest to that; the
-    /// closer pair is kept.
+    /// than one line apart, or the checker does not confirm it (a rule the
+    /// encoding approximates), one more round from the twin's side: the
+    /// failing deployment closest to the twin, and the twin closest to that;
+    /// the closer confirmed pair is kept.
     fn twin(
         &mut self,
         u: usize,
@@ -627,7 +628,7 @@ impl Search<'_> {
         passing.extend(bounds.iter().copied());
         let distance = self.closest(&passing, &keep, fail_values)?;
         let mut best = self.pair(u, fail, self.drawn(), distance, want);
-        if best.problem.is_none() && pair_lines(&best) > 1 {
+        if best.problem.is_some() || pair_lines(&best) > 1 {
             let pass_values: Vec<bool> = self.model.atoms.iter().map(|a| self.b.value(B::L(*a))).collect();
             let mut firing = vec![self.units[u].fire];
             firing.extend(bounds.iter().copied());
@@ -636,7 +637,7 @@ impl Search<'_> {
                 let fail = self.drawn();
                 if let Some(distance) = self.closest(&passing, &keep, &fail_values) {
                     let other = self.pair(u, fail, self.drawn(), distance, want);
-                    if other.problem.is_none() && pair_lines(&other) < pair_lines(&best) {
+                    if other.problem.is_none() && (best.problem.is_some() || pair_lines(&other) < pair_lines(&best)) {
                         best = other;
                     }
                 }

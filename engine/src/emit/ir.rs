@@ -11,27 +11,12 @@ use serde_json::{Value, json};
 use super::tree::Trees;
 
 use crate::hir::{
-    CHECK_KINDS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, KeyCondDef, KeyTestDef,
+    CHECK_DESCRIPTIONS, Checks, ClauseDef, DefaultDef, DocumentDef, EnumDef, Expr, FieldDef, KeyCondDef, KeyTestDef,
     LayersDef, MatrixDef, Policy, QuestionDef, RecordDef, RuleDef, SelectorDef, TableDef, Template, TemplatePart, Ty,
 };
 
 /// The version of the format; it grows when a change would mislead a reader of the previous one.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// The names of the structural checks, in the order of [`Checks`].
-const CHECK_NAMES: [&str; CHECK_KINDS] = [
-    "syntax",
-    "duplicate_key",
-    "unknown_key",
-    "type",
-    "missing_key",
-    "empty",
-    "loosen",
-    "untrusted",
-    "order",
-    "claim",
-    "change",
-];
 
 /// The lowered policy as JSON; `name` is the policy's name (its folder).
 pub fn ir(policy: &Policy, name: &str) -> Value {
@@ -186,8 +171,8 @@ fn doc_name(policy: &Policy, k: u32) -> Value {
 fn checks(c: &Checks) -> Value {
     let map: serde_json::Map<String, Value> = c
         .iter()
-        .zip(CHECK_NAMES)
-        .filter_map(|(c, name)| c.as_ref().map(|c| (name.to_string(), json!(c.rule))))
+        .zip(CHECK_DESCRIPTIONS)
+        .filter_map(|(c, (name, _))| c.as_ref().map(|c| (name.to_string(), json!(c.rule))))
         .collect();
     Value::Object(map)
 }

@@ -50,7 +50,8 @@ pub fn semantic_tokens(db: &dyn salsa::Database, set: PolicySet, file: SourceTex
 }
 
 /// Words the grammar reads as keywords somewhere (`as`, `where`, `default`...),
-/// besides the reserved ones; a declared name that is spelled like one is
+/// besides the reserved ones and the structural checks' names
+/// (`hir::CHECK_DESCRIPTIONS`); a declared name that is spelled like one is
 /// in the index and classified from there.
 const CONTEXTUAL: &[&str] = &[
     "layers",
@@ -72,17 +73,6 @@ const CONTEXTUAL: &[&str] = &[
     "per",
     "deployment",
     "on",
-    "syntax",
-    "duplicate_key",
-    "unknown_key",
-    "missing_key",
-    "type",
-    "empty",
-    "loosen",
-    "untrusted",
-    "order",
-    "claim",
-    "change",
     "forbid",
     "key",
     "anywhere",
@@ -126,6 +116,11 @@ const CONTEXTUAL: &[&str] = &[
 // before `(` (`count(xs)`, `in (a, b)`); any other keyword before `(` is a
 // built-in's name (`present(x)`).
 use grail_lang::parser::RESERVED;
+
+/// A structural check's name (`syntax`, `unknown_key`...), a keyword of a `checks` block.
+fn is_check_name(word: &str) -> bool {
+    crate::hir::CHECK_DESCRIPTIONS.iter().any(|(name, _)| *name == word)
+}
 
 /// The words after which a dotted name is a rule id.
 const BEFORE_RULE_ID: &[&str] = &["rule", "question", "table"];
@@ -291,7 +286,7 @@ impl<'a> Lexer<'a> {
         if after.starts_with('(') && !RESERVED.contains(&word) && self.last_word != Some("fn") {
             // A call the index does not resolve: a built-in.
             self.push(at, word_end, TokenKind::Function);
-        } else if RESERVED.contains(&word) || CONTEXTUAL.contains(&word) {
+        } else if RESERVED.contains(&word) || CONTEXTUAL.contains(&word) || is_check_name(word) {
             self.push(at, word_end, TokenKind::Keyword);
         }
         self.last_word = Some(word);
