@@ -5,9 +5,14 @@
 //!   cargo run --release --example bench_stream -- grail [COUNT]
 //!   cargo run --release --example bench_stream -- rego [COUNT]
 //!   cargo run --release --example bench_stream -- write DIR [COUNT]
+//!   cargo run --release --example bench_stream -- agree [COUNT]
 //!
 //! `write` puts the same bindings on disk, one file each (`DIR/00000.json`, ...),
-//! for `grail check --each` as a user runs it.
+//! for `grail check --each` as a user runs it; `agree` checks that grail and
+//! the Rego translation give the same FAIL and UNKNOWN verdicts on them.
+//! With `GRAIL_BENCH_SET=examples`, the bindings are the second data set
+//! (`support::example_bindings`: the examples, mutated) instead of the
+//! generated ones.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -20,13 +25,20 @@ fn main() {
     // `write DIR [COUNT]`: the count comes after the folder.
     let at = if tool == "write" { 2 } else { 1 };
     let count: usize = args.get(at).and_then(|n| n.parse().ok()).unwrap_or(support::COUNT);
+    let examples = std::env::var("GRAIL_BENCH_SET").is_ok_and(|s| s == "examples");
+    // The examples are few and small: the whole set is made up front (a few MB).
+    let mut made = examples.then(|| support::example_bindings(support::SEED, count).into_iter());
     let mut rng = support::Rng::new(support::SEED);
+    let mut next = move || match made.as_mut() {
+        Some(docs) => docs.next().unwrap_or_default(),
+        None => support::binding(&mut rng),
+    };
     let (mut bytes, mut failing) = (0, 0);
     match tool.as_str() {
         "grail" => {
             let policy = support::grail_policy();
             for _ in 0..count {
-                let doc = support::binding(&mut rng);
+                let doc = next();
                 bytes += doc.len();
                 failing += support::grail_check(&policy, &doc).iter().any(|f| f.outcome == Outcome::Fail) as usize;
             }
@@ -34,7 +46,7 @@ fn main() {
         "rego" => {
             let mut rego = support::Rego::new();
             for _ in 0..count {
-                let doc = support::binding(&mut rng);
+                let doc = next();
                 bytes += doc.len();
                 let found = rego.eval(&doc);
                 failing += found.to_json_str().is_ok_and(|s| s.contains("\"fail\"")) as usize;
@@ -44,15 +56,30 @@ fn main() {
             let dir = std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| "bindings".into()));
             std::fs::create_dir_all(&dir).expect("the folder can be created");
             for i in 0..count {
-                let doc = support::binding(&mut rng);
+                let doc = next();
                 bytes += doc.len();
                 std::fs::write(dir.join(format!("{i:05}.json")), &doc).expect("the file can be written");
             }
             println!("wrote {count} bindings, {bytes} bytes of JSON, to {}", dir.display());
             return;
         }
+        "agree" => {
+            let policy = support::grail_policy();
+            let mut rego = support::Rego::new();
+            let docs: Vec<String> = (0..count).map(|_| next()).collect();
+            match support::agreement(&policy, &mut rego, &docs) {
+                Ok(compared) => {
+                    println!("agree: {count} bindings, {compared} FAIL and UNKNOWN verdicts, the same on both sides")
+                }
+                Err(report) => {
+                    eprintln!("{report}");
+                    std::process::exit(1);
+                }
+            }
+            return;
+        }
         other => {
-            eprintln!("usage: bench_stream grail|rego [COUNT] | write DIR [COUNT] (not `{other}`)");
+            eprintln!("usage: bench_stream grail|rego|agree [COUNT] | write DIR [COUNT] (not `{other}`)");
             std::process::exit(2);
         }
     }

@@ -306,7 +306,13 @@ slot_label(s, _) := s.name if named(s)
 
 slot_label(s, _) := "absent" if {
 	is_object(s)
-	not named(s)
+	not has(s, "name")
+}
+
+slot_label(s, _) := "invalid" if {
+	is_object(s)
+	has(s, "name")
+	not is_string(s.name)
 }
 
 slot_label(s, i) := sprintf("%d", [i]) if not is_object(s)
@@ -573,6 +579,7 @@ topology_rules := [
 	"topology.checker_count", "topology.model_checker_count", "topology.undeclared_role",
 	"topology.deterministic_relation", "topology.generator_independence", "topology.pairwise_distinct",
 	"topology.cross_vendor_population", "topology.cross_vendor_generator", "topology.cross_vendor_pairwise",
+	"topology.capability_label",
 ]
 
 # An invalid verification_topology: every rule over it is unknown.
@@ -617,7 +624,7 @@ model_checker_count(m, need) := "U" if {
 findings contains finding(rule, topology_subject(c), "U") if {
 	some c, t in topology
 	roles_state(t) == "invalid"
-	some rule in ["topology.undeclared_role", "topology.deterministic_relation"]
+	some rule in ["topology.undeclared_role", "topology.deterministic_relation", "topology.capability_label"]
 }
 
 # topology.undeclared_role: every relation target is another declared slot.
@@ -639,6 +646,52 @@ differs(n, s) := truth(n != s.name) if {
 	is_string(n)
 	named(s)
 } else := "U"
+
+# topology.capability_label: no slot's name, scanner class or required
+# feature is a capability label (case-blind; `-` and `_` read as a space).
+findings contains finding("topology.capability_label", slot_subject(c, s, i), k) if {
+	some c, t in topology
+	roles_state(t) == "list"
+	some i, s in t.roles
+	k := and3(not3(label3(s, "name")), and3(not3(scanner_label(s)), not3(feature_label(s))))
+	k != "T"
+}
+
+capability_label(x) := "U" if {
+	not is_string(x)
+} else := truth(regex.match(`(?i)^(frontier|flagship|daily[-_ ]driver)$`, x))
+
+# A slot's field as a label: unknown when the slot is not a mapping or lacks it.
+label3(s, f) := "U" if {
+	not is_object(s)
+} else := "U" if {
+	not has(s, f)
+} else := capability_label(s[f])
+
+# `present(s.scanner_class) and capability_label(s.scanner_class)`; a value
+# of the wrong type is not `present` in grail (the schema reports it).
+scanner_label(s) := "U" if {
+	not is_object(s)
+} else := "F" if {
+	not is_string(s.scanner_class)
+} else := capability_label(s.scanner_class)
+
+# `some f in (s.requires_feature ?? []): capability_label(f)`; a value that
+# is not a list (a type error the schema reports) reads as grail reads it, `[]`.
+feature_label(s) := "U" if {
+	not is_object(s)
+} else := "F" if {
+	not has(s, "requires_feature")
+} else := "F" if {
+	not is_array(s.requires_feature)
+} else := some3([capability_label(f) | some f in s.requires_feature])
+
+# Some of a list of truths: T if one is T, else U if one is U, else F.
+some3(ts) := "T" if {
+	"T" in ts
+} else := "U" if {
+	"U" in ts
+} else := "F"
 
 # topology.deterministic_relation
 findings contains finding("topology.deterministic_relation", slot_subject(c, s, i), k) if {

@@ -447,6 +447,125 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
     }
 }
 
+// ------------------------------------------------------ the examples, mutated
+
+/// The second data set: the bindings of `examples/bindings/` (small,
+/// realistic, written by hand), each copy with zero to three mutations of
+/// the kinds a careless edit makes: an integer changed, a key copied under
+/// a name the schema does not know, a string replaced by a word outside its
+/// vocabulary, a key deleted. As JSON text.
+pub fn example_bindings(seed: u64, count: usize) -> Vec<String> {
+    let bases = examples();
+    let mut rng = Rng::new(seed);
+    (0..count)
+        .map(|_| {
+            let mut doc = rng.pick(&bases).clone();
+            for _ in 0..rng.below(4) {
+                mutate_anywhere(&mut rng, &mut doc);
+            }
+            serde_json::to_string(&doc).expect("a value is JSON")
+        })
+        .collect()
+}
+
+/// The example bindings as JSON values (their YAML read by grail's own loader).
+fn examples() -> Vec<Value> {
+    // `broken.yaml` is left out: it is not YAML (on purpose), and the Rego peer reads JSON values.
+    const FILES: [&str; 4] = [
+        include_str!("../../examples/bindings/org.json"),
+        include_str!("../../examples/bindings/good.yaml"),
+        include_str!("../../examples/bindings/auto-merge-demoted.yaml"),
+        include_str!("../../examples/bindings/identical-checkers.yaml"),
+    ];
+    FILES
+        .iter()
+        .map(|text| {
+            let node = document::load(text, Format::Yaml, &Limits::default()).expect("an example binding is YAML");
+            to_json(&node)
+        })
+        .collect()
+}
+
+fn to_json(node: &document::Node) -> Value {
+    use document::NodeKind;
+    match &node.kind {
+        NodeKind::Null => Value::Null,
+        NodeKind::Bool(b) => json!(b),
+        NodeKind::Int(i) => json!(i),
+        NodeKind::Float(f) => json!(f),
+        NodeKind::Str(s) => json!(s),
+        NodeKind::List(xs) => Value::Array(xs.iter().map(to_json).collect()),
+        NodeKind::Map(entries) => Value::Object(entries.iter().map(|e| (e.key.clone(), to_json(&e.value))).collect()),
+    }
+}
+
+/// One mutation at a place chosen uniformly among the document's values.
+fn mutate_anywhere(rng: &mut Rng, doc: &mut Value) {
+    let mut places = Vec::new();
+    collect_places(doc, &mut Vec::new(), &mut places);
+    if places.is_empty() {
+        return;
+    }
+    let at = rng.pick(&places).clone();
+    let kind = rng.below(4);
+    let Some((last, parent_path)) = at.split_last() else { return };
+    let Some(parent) = parent_path.iter().try_fold(&mut *doc, |v, step| step_into(v, step)) else { return };
+    match (kind, parent) {
+        (0, parent) => {
+            if let Some(v) = step_into(parent, last) {
+                *v = match v.as_i64() {
+                    Some(i) => json!(if rng.chance(50) { i + 1 } else { (i - 1).max(0) }),
+                    None => json!(rng.below(6)),
+                };
+            }
+        }
+        (1, Value::Object(m)) => {
+            if let Some(v) = m.get(last).cloned() {
+                m.insert(format!("{last}_extra"), v);
+            }
+        }
+        (2, parent) => {
+            if let Some(v) = step_into(parent, last) {
+                *v = json!("bogus");
+            }
+        }
+        (_, Value::Object(m)) => {
+            m.remove(last);
+        }
+        (_, Value::Array(xs)) => {
+            if let Ok(i) = last.parse::<usize>()
+                && i < xs.len()
+            {
+                xs.remove(i);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every path (keys, and list positions as numbers) to a value below the top.
+fn collect_places(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let children: Vec<(String, &Value)> = match v {
+        Value::Object(m) => m.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Value::Array(xs) => xs.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        _ => Vec::new(),
+    };
+    for (k, child) in children {
+        path.push(k);
+        out.push(path.clone());
+        collect_places(child, path, out);
+        path.pop();
+    }
+}
+
+fn step_into<'a>(v: &'a mut Value, step: &str) -> Option<&'a mut Value> {
+    match v {
+        Value::Object(m) => m.get_mut(step),
+        Value::Array(xs) => step.parse::<usize>().ok().and_then(move |i| xs.get_mut(i)),
+        _ => None,
+    }
+}
+
 // ---------------------------------------------------------------- grail
 
 /// The shipped library, compiled (as the command line does: a salsa database).
