@@ -230,20 +230,6 @@ fn the_json_form_is_stable_under_reformatting() {
 
 // ------------------------------------------------------------------ JSON Schema
 
-/// A document tree as JSON, read by grail's own loader (YAML included).
-fn to_json(node: &grail_engine::document::Node) -> Value {
-    use grail_engine::document::NodeKind;
-    match &node.kind {
-        NodeKind::Null => Value::Null,
-        NodeKind::Bool(b) => json!(b),
-        NodeKind::Int(i) => json!(i),
-        NodeKind::Float(f) => json!(f),
-        NodeKind::Str(s) => json!(s),
-        NodeKind::List(items) => Value::Array(items.iter().map(to_json).collect()),
-        NodeKind::Map(entries) => Value::Object(entries.iter().map(|e| (e.key.clone(), to_json(&e.value))).collect()),
-    }
-}
-
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("readable").flatten().map(|e| e.path()).collect();
     entries.sort();
@@ -353,11 +339,11 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
             ) else {
                 continue;
             };
-            (d, to_json(&node))
+            (d, node.to_json())
         } else if let Some(format) = grail_engine::document::format_for_path(&name) {
             // A document that does not parse (`broken.yaml`) has no shape to judge.
             let Ok(node) = grail_engine::document::load(&text, format, &Default::default()) else { continue };
-            let mut value = to_json(&node);
+            let mut value = node.to_json();
             // A JSON Lines document is its header with its further lines in the list its kind fills.
             if format == grail_engine::document::Format::JsonLines
                 && let Value::Array(lines) = value.clone()

@@ -481,22 +481,9 @@ fn examples() -> Vec<Value> {
         .iter()
         .map(|text| {
             let node = document::load(text, Format::Yaml, &Limits::default()).expect("an example binding is YAML");
-            to_json(&node)
+            node.to_json()
         })
         .collect()
-}
-
-fn to_json(node: &document::Node) -> Value {
-    use document::NodeKind;
-    match &node.kind {
-        NodeKind::Null => Value::Null,
-        NodeKind::Bool(b) => json!(b),
-        NodeKind::Int(i) => json!(i),
-        NodeKind::Float(f) => json!(f),
-        NodeKind::Str(s) => json!(s),
-        NodeKind::List(xs) => Value::Array(xs.iter().map(to_json).collect()),
-        NodeKind::Map(entries) => Value::Object(entries.iter().map(|e| (e.key.clone(), to_json(&e.value))).collect()),
-    }
 }
 
 /// One mutation at a place chosen uniformly among the document's values.

@@ -22,6 +22,24 @@ pub struct Node {
     pub kind: NodeKind,
 }
 
+impl Node {
+    /// The value as JSON, without its spans (a duplicate key keeps its last value).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match &self.kind {
+            NodeKind::Null => Value::Null,
+            NodeKind::Bool(b) => Value::Bool(*b),
+            NodeKind::Int(i) => Value::from(*i),
+            NodeKind::Float(f) => Value::from(*f),
+            NodeKind::Str(s) => Value::String(s.clone()),
+            NodeKind::List(items) => Value::Array(items.iter().map(Node::to_json).collect()),
+            NodeKind::Map(entries) => {
+                Value::Object(entries.iter().map(|e| (e.key.clone(), e.value.to_json())).collect())
+            }
+        }
+    }
+}
+
 /// The value of a [`Node`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
