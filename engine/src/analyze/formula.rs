@@ -291,11 +291,13 @@ struct Part {
 }
 
 impl Parts {
+    /// Gives `l` its polarity and decision flag; a variable made by another
+    /// (a totalizer's, through the variable manager) is one the solver decides.
     fn declare(&mut self, l: Lit, polarity: batsat::lbool, decision: bool) {
         let v = l.vidx();
         while self.kinds.len() <= v {
             let next = self.kinds.len() as u32;
-            self.kinds.push((batsat::lbool::UNDEF, false));
+            self.kinds.push((batsat::lbool::UNDEF, true));
             self.parent.push(next);
             self.place.push(None);
             self.free.push(false);
@@ -319,9 +321,10 @@ impl Parts {
 
     fn add(&mut self, lits: Vec<Lit>) {
         for l in &lits {
-            // A literal the builder did not create (a totalizer's) is declared as a gate.
+            // A literal the builder did not create (a totalizer's): an
+            // upper-bound totalizer does not define its outputs, so the solver decides them.
             if l.vidx() >= self.kinds.len() {
-                self.declare(*l, batsat::lbool::UNDEF, false);
+                self.declare(*l, batsat::lbool::UNDEF, true);
             }
         }
         if let Some((first, rest)) = lits.split_first() {
