@@ -44,6 +44,12 @@ pub fn is_markdown(path: &str) -> bool {
 /// The paths a document's `ref` fields name (read them, then check with them attached).
 pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     let Some((kind, node)) = parse(policy, 0, input).ok().flatten() else { return Vec::new() };
+    // Conform asks for a file only at a key that names a `ref` field (a
+    // defaulted field names none): a document with no such key names no file,
+    // and is not conformed a second time to find that out.
+    if !names_any(&node, &ref_field_names(policy)) {
+        return Vec::new();
+    }
     let asked = RefCell::new(Vec::new());
     let resolve = |path: &str| {
         asked.borrow_mut().push(path.to_string());
@@ -56,6 +62,41 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     paths.retain(|p| seen.insert(p.clone()));
     paths
+}
+
+/// The names of the policy's `ref` fields, each once.
+fn ref_field_names(policy: &Policy) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for f in policy.records.iter().flat_map(|r| &r.fields).filter(|f| f.is_ref) {
+        if !names.contains(&f.name.as_str()) {
+            names.push(&f.name);
+        }
+    }
+    names
+}
+
+/// Whether some mapping of the tree has one of `keys` as a key (a loop, not
+/// recursion: a tree is as deep as its loader allows).
+fn names_any(node: &Node, keys: &[&str]) -> bool {
+    if keys.is_empty() {
+        return false;
+    }
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match &n.kind {
+            NodeKind::Map(entries) => {
+                for e in entries {
+                    if keys.contains(&e.key.as_str()) {
+                        return true;
+                    }
+                    stack.push(&e.value);
+                }
+            }
+            NodeKind::List(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Every outcome for a deployment. Document `i` of the findings is input `i`;
@@ -353,11 +394,16 @@ pub fn run(
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
         findings.extend(out);
     }
-    // Sorted by position, rule, subject (stable); each position computed once.
+    // Sorted by position, rule, subject (stable); each position computed
+    // once, and indices moved rather than findings.
     let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
-    let mut keyed: Vec<((u32, usize), Finding)> = findings.into_iter().map(|f| (pos(&f), f)).collect();
-    keyed.sort_by(|(p, a), (q, b)| p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject)));
-    let findings: Vec<Finding> = keyed.into_iter().map(|(_, f)| f).collect();
+    let mut order: Vec<((u32, usize), usize)> = findings.iter().enumerate().map(|(i, f)| (pos(f), i)).collect();
+    order.sort_by(|(p, i), (q, j)| {
+        let (a, b) = (&findings[*i], &findings[*j]);
+        p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
+    });
+    let mut slots: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
+    let findings: Vec<Finding> = order.iter().filter_map(|(_, i)| slots[*i].take()).collect();
     let now_read = roots.now_read.get();
     Run { findings, single, all, layers: layer_names, now, now_read, given }
 }
@@ -605,4 +651,24 @@ pub fn path_leaves_folder(path: &str) -> Option<&'static str> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(json: &str) -> Node {
+        document::load(json, Format::Json, &Limits::default()).expect("the test's JSON is well formed")
+    }
+
+    /// A `ref` field's key is found however deep it is, under lists and
+    /// mappings; a value that spells it is not a key.
+    #[test]
+    fn a_ref_key_is_found_at_any_depth_and_only_as_a_key() {
+        let keys = ["probe", "history"];
+        assert!(names_any(&tree(r#"{"a": [{"b": {"probe": "p.json"}}]}"#), &keys));
+        assert!(names_any(&tree(r#"[[{"history": 1}]]"#), &keys));
+        assert!(!names_any(&tree(r#"{"a": [{"b": {"probes": "probe"}}], "c": ["history"]}"#), &keys));
+        assert!(!names_any(&tree(r#"{"probe": "p.json"}"#), &[]));
+    }
 }
