@@ -64,6 +64,29 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     paths
 }
 
+/// The defaults of a layered kind, its origins pointing at document `top`:
+/// the conform of an empty document, computed once per policy and reused (a
+/// check of many files pays it once, not once per file).
+fn defaults(policy: &Policy, kind: DocKindId, top: u32) -> Val {
+    let key = (kind, top);
+    if let Ok(kept) = policy.derived.defaults.lock()
+        && let Some((_, v)) = kept.iter().find(|(k, _)| *k == key)
+    {
+        return v.clone();
+    }
+    let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
+    let never = |_: &str| Resolved::Refused("not read".into());
+    let none = Checks::default();
+    let (base, _) = conform(policy, kind, top, &empty, &Env { overrides: &none, resolve: &never });
+    if let Ok(mut kept) = policy.derived.defaults.lock()
+        && kept.len() < Derived::KEPT
+        && !kept.iter().any(|(k, _)| *k == key)
+    {
+        kept.push((key, base.clone()));
+    }
+    base
+}
+
 /// The names of the policy's `ref` fields, each once.
 fn ref_field_names(policy: &Policy) -> Vec<&str> {
     let mut names: Vec<&str> = Vec::new();
@@ -309,11 +332,7 @@ pub fn run(
             Some(l) => {
                 // The defaults stand in for the most trusted layer, as if it said nothing.
                 let top = docs.iter().min_by_key(|(_, layer, _)| *layer).map_or(0, |(i, _, _)| *i as u32);
-                let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
-                let never = |_: &str| Resolved::Refused("not read".into());
-                let none = Checks::default();
-                let (base, _) =
-                    conform(policy, kind as DocKindId, top, &empty, &Env { overrides: &none, resolve: &never });
+                let base = defaults(policy, kind as DocKindId, top);
                 let layering = Layering { policy, layers: l, names: &names };
                 let (merged, ordered, layer_findings) = merge(&layering, base, docs);
                 findings.extend(layer_findings);

@@ -40,6 +40,44 @@ pub struct Policy {
     /// Whether a rule or a question reads `now()`, the time of the check (a
     /// report then says which time it was and where it came from).
     pub reads_now: bool,
+    /// What checks compute once per policy and reuse; never written to the
+    /// blob or the cache, and no part of a policy's equality.
+    #[serde(skip)]
+    pub derived: Derived,
+}
+
+/// What is computed once per policy, on first use, and shared by every check
+/// of it (the threads of `--each` included).
+#[derive(Default)]
+pub struct Derived {
+    /// The defaults of a layered kind (the conform of an empty document),
+    /// per kind and the document its origins point at.
+    pub(crate) defaults: std::sync::Mutex<Vec<((DocKindId, u32), crate::value::Val)>>,
+}
+
+impl Derived {
+    /// At most this many defaults are kept (kinds times the documents they point at).
+    pub(crate) const KEPT: usize = 16;
+}
+
+impl Clone for Derived {
+    /// A copy computes its own.
+    fn clone(&self) -> Self {
+        Derived::default()
+    }
+}
+
+impl PartialEq for Derived {
+    /// What is derived follows from the rest: two policies equal otherwise are equal.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Derived")
+    }
 }
 
 impl Policy {
