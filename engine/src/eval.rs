@@ -72,12 +72,12 @@ pub fn evaluate_rule_within(
     let mut fuel = steps;
     let Some(&judged) = rule.reads.first() else { return 0 };
     // A layered kind is judged once, merged; any other kind once per document.
-    let binder = policy.documents.get(judged as usize).map(|d| d.binder.clone()).unwrap_or_default();
+    let binder = policy.documents.get(judged as usize).map_or("", |d| d.binder.as_str());
     // A document judged on its own is named by its file; a merged one by its binder.
     let layered = policy.layers.iter().any(|l| l.document == judged && !l.separate);
-    let subjects: Vec<(String, Val)> = match roots.single.get(judged as usize) {
-        Some(Some(merged)) if layered => vec![(binder.clone(), merged.clone())],
-        _ => roots.all.get(judged as usize).cloned().unwrap_or_default(),
+    let subjects: Vec<(&str, &Val)> = match roots.single.get(judged as usize) {
+        Some(Some(merged)) if layered => vec![(binder, merged)],
+        _ => roots.all.get(judged as usize).map(|all| all.iter().map(|(n, v)| (n.as_str(), v)).collect()).unwrap_or_default(),
     };
     for (name, subject) in subjects {
         let mut single: Vec<Option<Val>> = roots.single.to_vec();
@@ -115,7 +115,7 @@ pub fn evaluate_rule_within(
             walk.out.push(Finding {
                 rule: rule.id.clone(),
                 outcome: Outcome::Fail,
-                subject: walk.default_subject.clone(),
+                subject: walk.default_subject.to_string(),
                 message: format!(
                     "this rule stopped after {steps} steps: the document is too large for it to judge, and what \
                      is not judged cannot pass"
@@ -156,7 +156,7 @@ struct Walk<'r, 'o> {
     subject: Vec<String>,
     /// Where each value bound by a `for` is, outermost first (`None`: not in a document).
     bound: Vec<Option<(u32, Span)>>,
-    default_subject: String,
+    default_subject: &'r str,
     /// The judged document, where a rule without `for` points.
     root_span: Option<(u32, Span)>,
     /// The clauses passed on the way here (only when tracing).
@@ -165,7 +165,7 @@ struct Walk<'r, 'o> {
 
 impl Walk<'_, '_> {
     fn subject(&self) -> String {
-        if self.subject.is_empty() { self.default_subject.clone() } else { self.subject.concat() }
+        if self.subject.is_empty() { self.default_subject.to_string() } else { self.subject.concat() }
     }
 
     fn emit(&mut self, ev: &mut Evaluator<'_>, outcome: Outcome, message: String) {
