@@ -77,7 +77,11 @@ pub fn evaluate_rule_within(
     let layered = policy.layers.iter().any(|l| l.document == judged && !l.separate);
     let subjects: Vec<(&str, &Val)> = match roots.single.get(judged as usize) {
         Some(Some(merged)) if layered => vec![(binder, merged)],
-        _ => roots.all.get(judged as usize).map(|all| all.iter().map(|(n, v)| (n.as_str(), v)).collect()).unwrap_or_default(),
+        _ => roots
+            .all
+            .get(judged as usize)
+            .map(|all| all.iter().map(|(n, v)| (n.as_str(), v)).collect())
+            .unwrap_or_default(),
     };
     for (name, subject) in subjects {
         let mut single: Vec<Option<Val>> = roots.single.to_vec();
