@@ -47,7 +47,7 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     // Conform asks for a file only at a key that names a `ref` field (a
     // defaulted field names none): a document with no such key names no file,
     // and is not conformed a second time to find that out.
-    if !names_any(&node, &ref_field_names(policy)) {
+    if !names_any(&node, policy.derived.ref_keys(policy)) {
         return Vec::new();
     }
     let asked = RefCell::new(Vec::new());
@@ -87,20 +87,9 @@ fn defaults(policy: &Policy, kind: DocKindId, top: u32) -> Val {
     base
 }
 
-/// The names of the policy's `ref` fields, each once.
-fn ref_field_names(policy: &Policy) -> Vec<&str> {
-    let mut names: Vec<&str> = Vec::new();
-    for f in policy.records.iter().flat_map(|r| &r.fields).filter(|f| f.is_ref) {
-        if !names.contains(&f.name.as_str()) {
-            names.push(&f.name);
-        }
-    }
-    names
-}
-
 /// Whether some mapping of the tree has one of `keys` as a key (a loop, not
 /// recursion: a tree is as deep as its loader allows).
-fn names_any(node: &Node, keys: &[&str]) -> bool {
+fn names_any(node: &Node, keys: &[String]) -> bool {
     if keys.is_empty() {
         return false;
     }
@@ -109,7 +98,7 @@ fn names_any(node: &Node, keys: &[&str]) -> bool {
         match &n.kind {
             NodeKind::Map(entries) => {
                 for e in entries {
-                    if keys.contains(&e.key.as_str()) {
+                    if keys.contains(&e.key) {
                         return true;
                     }
                     stack.push(&e.value);
@@ -684,7 +673,7 @@ mod tests {
     /// mappings; a value that spells it is not a key.
     #[test]
     fn a_ref_key_is_found_at_any_depth_and_only_as_a_key() {
-        let keys = ["probe", "history"];
+        let keys = ["probe".to_string(), "history".to_string()];
         assert!(names_any(&tree(r#"{"a": [{"b": {"probe": "p.json"}}]}"#), &keys));
         assert!(names_any(&tree(r#"[[{"history": 1}]]"#), &keys));
         assert!(!names_any(&tree(r#"{"a": [{"b": {"probes": "probe"}}], "c": ["history"]}"#), &keys));

@@ -53,11 +53,26 @@ pub struct Derived {
     /// The defaults of a layered kind (the conform of an empty document),
     /// per kind and the document its origins point at.
     pub(crate) defaults: std::sync::Mutex<Vec<((DocKindId, u32), crate::value::Val)>>,
+    /// The names of the `ref` fields of every record, each once.
+    pub(crate) ref_keys: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Derived {
     /// At most this many defaults are kept (kinds times the documents they point at).
     pub(crate) const KEPT: usize = 16;
+
+    /// The names of `policy`'s `ref` fields (this is its `derived`), each once.
+    pub(crate) fn ref_keys(&self, policy: &Policy) -> &[String] {
+        self.ref_keys.get_or_init(|| {
+            let mut names: Vec<String> = Vec::new();
+            for f in policy.records.iter().flat_map(|r| &r.fields).filter(|f| f.is_ref) {
+                if !names.contains(&f.name) {
+                    names.push(f.name.clone());
+                }
+            }
+            names
+        })
+    }
 }
 
 impl Clone for Derived {
