@@ -52,7 +52,7 @@ pub fn annotations(
             && let Some(at) = policy_position(db, set, loc)
         {
             let library = shipped.get(loc.file as usize).copied().unwrap_or(false);
-            let _ = write!(message, "\n({})", declared_at(&f.rule, at, library));
+            let _ = write!(message, "\n({})", declared_at(&f.rule, (&at.0, at.1, at.2), library));
         }
         let _ = writeln!(out, "::{command} {}::{}", properties.join(","), data(&message));
     }

@@ -72,17 +72,17 @@ impl<'a> Texts<'a> {
     }
 
     /// `path:line:column` of a policy location.
-    pub fn position(&self, loc: Loc) -> Option<(String, usize, usize)> {
+    pub fn position(&self, loc: Loc) -> Option<(&'a str, usize, usize)> {
         let (path, _) = self.get(loc.file)?;
         let (line, column) = self.line_col(loc.file, loc.span.start);
-        Some((path.to_string(), line, column))
+        Some((path, line, column))
     }
 }
 
 /// The help line of a finding: where its rule is declared and, when that
 /// is the shipped library (built into grail, no file of the user's), the
 /// command that prints it.
-pub fn declared_at(rule: &str, (path, line, column): (String, usize, usize), shipped: bool) -> String {
+pub fn declared_at(rule: &str, (path, line, column): (&str, usize, usize), shipped: bool) -> String {
     let mut help = format!("rule `{rule}` is declared at {path}:{line}:{column}");
     if shipped {
         help.push_str(&format!(" (shipped library: `grail source {rule}` prints it)"));
@@ -268,10 +268,16 @@ pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], add
     report.layers = Some(added.layers);
     report.now = added.now;
     report.deployment = added.deployment;
-    let text = if pretty { serde_json::to_string_pretty(&report) } else { serde_json::to_string(&report) };
-    let mut text = text.unwrap_or_default();
-    text.push('\n');
-    text
+    // About 300 bytes a listed finding: written once, not grown a dozen times.
+    let mut out = Vec::with_capacity(512 + 320 * report.findings.len());
+    let written =
+        if pretty { serde_json::to_writer_pretty(&mut out, &report) } else { serde_json::to_writer(&mut out, &report) };
+    if written.is_err() {
+        out.clear();
+    }
+    out.push(b'\n');
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The JSON report, field by field in the documented order.
@@ -311,17 +317,17 @@ struct Listed<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     column: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    policy: Option<PolicyAt>,
+    policy: Option<PolicyAt<'a>>,
 }
 
 #[derive(serde::Serialize)]
-struct PolicyAt {
-    file: String,
+struct PolicyAt<'a> {
+    file: &'a str,
     line: usize,
     column: usize,
 }
 
-fn report<'a>(policy: &Texts<'_>, docs: &Texts<'a>, findings: &'a [Finding], file: Option<&'a str>) -> Report<'a> {
+fn report<'a>(policy: &Texts<'a>, docs: &Texts<'a>, findings: &'a [Finding], file: Option<&'a str>) -> Report<'a> {
     let s = Summary::of(findings);
     let findings = findings
         .iter()

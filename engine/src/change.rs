@@ -82,7 +82,7 @@ impl Versions<'_> {
                 let line = self.old.text.get(..span.start).map_or(0, |t| t.matches('\n').count()) + 1;
                 format!("{}:{line}", self.old.path)
             }
-            Origin::Policy(_) => "the policy's default".into(),
+            Origin::Policy { .. } => "the policy's default".into(),
             _ => self.old.path.to_string(),
         }
     }
@@ -243,7 +243,7 @@ impl Versions<'_> {
         let ValKind::Record(_, nf) = &new.kind else { return };
         let of: Vec<Val> = match &old.kind {
             ValKind::Record(_, of) => of.to_vec(),
-            _ => def.fields.iter().map(|f| Val::missing(&f.name, None, Span::default())).collect(),
+            _ => def.fields.iter().map(|f| Val::missing(f.name.as_str(), None, Span::default())).collect(),
         };
         for (i, f) in def.fields.iter().enumerate() {
             let (Some(o), Some(n)) = (of.get(i), nf.get(i)) else { continue };

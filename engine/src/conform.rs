@@ -13,7 +13,7 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::document::{Node, NodeKind, SyntaxError};
 use crate::hir::*;
 use crate::suggest::did_you_mean;
-use crate::value::{IdKey, Origin, Val, ValKind, same_identifier};
+use crate::value::{FileVal, IdKey, Origin, Val, ValKind, same_identifier};
 
 /// Which document kind a document is, by the policy's selectors; `Err` is a
 /// finding explaining why it is none.
@@ -730,7 +730,7 @@ impl Cx<'_, '_> {
                             // Read as if the document had written it empty, so that its own defaults apply.
                             let empty = Node { span, kind: NodeKind::Map(Vec::new()) };
                             let mut v = self.value(&empty, &field.ty, Some(field), &here);
-                            v.origin = Origin::Policy(*loc);
+                            v.origin = Origin::policy(*loc);
                             v
                         }
                         Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
@@ -740,7 +740,7 @@ impl Cx<'_, '_> {
                                 Ty::Map(k, vt) => self.map(k, vt, &[], Some(field), span, &here),
                                 _ => Val::unknown(),
                             };
-                            m.origin = Origin::Missing { what: here.as_str().into(), doc: Some(self.doc), span };
+                            m.origin = Val::missing(here, Some(self.doc), span).origin;
                             m
                         }
                         None => {
@@ -761,7 +761,7 @@ impl Cx<'_, '_> {
                                     span,
                                 );
                             }
-                            Val::missing(&here, Some(self.doc), span)
+                            Val::missing(here, Some(self.doc), span)
                         }
                     }
                 }
@@ -785,10 +785,11 @@ impl Cx<'_, '_> {
         };
         if field.ty == Ty::Str {
             return match (self.env.resolve)(target) {
-                Resolved::Loaded { text, .. } | Resolved::Broken { text, .. } => {
-                    self.located(ValKind::File { path: target.as_str().into(), text: text.into() }, node.span)
-                }
-                Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
+                Resolved::Loaded { text, .. } | Resolved::Broken { text, .. } => self.located(
+                    ValKind::File(std::sync::Arc::new(FileVal { path: target.as_str().into(), text: text.into() })),
+                    node.span,
+                ),
+                Resolved::Refused(reason) => Val::missing(format!("`{target}` ({reason})"), Some(self.doc), node.span),
             };
         }
         match (self.env.resolve)(target) {
@@ -815,7 +816,7 @@ impl Cx<'_, '_> {
                 }
                 self.invalid(node.span)
             }
-            Resolved::Refused(reason) => Val::missing(&format!("`{target}` ({reason})"), Some(self.doc), node.span),
+            Resolved::Refused(reason) => Val::missing(format!("`{target}` ({reason})"), Some(self.doc), node.span),
         }
     }
 

@@ -8,7 +8,7 @@ use grail_lang::ast::Span;
 
 use crate::diagnostic::{Finding, Outcome, Provenance, Read, Step};
 use crate::hir::*;
-use crate::value::{IdKey, Origin, Truth, Val, ValKind};
+use crate::value::{FileVal, IdKey, Origin, Truth, Val, ValKind};
 
 /// The documents a rule is evaluated over.
 pub struct Roots<'a> {
@@ -223,7 +223,7 @@ impl Walk<'_, '_> {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements(&d, pattern) else {
                     // Missing is not applicable; present but unreadable is missing evidence.
-                    if let Origin::Missing { what, .. } = &d.origin {
+                    if let Some(what) = d.origin.missing() {
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
                     } else {
                         // The rule's own names (`model_slots(t)`) mean nothing to
@@ -450,8 +450,8 @@ impl std::ops::Deref for Bound {
 fn missing_what(v: &Val) -> String {
     match &v.origin {
         // A file that was not read says which and why.
-        Origin::Missing { what, .. } if what.starts_with('`') => what.to_string(),
-        Origin::Missing { what, .. } => format!("`{what}` is absent"),
+        Origin::Missing(m) if m.what.starts_with('`') => m.what.to_string(),
+        Origin::Missing(m) => format!("`{}` is absent", m.what),
         Origin::Document { .. } => INVALID_READ.into(),
         _ => UNESTABLISHED.into(),
     }
@@ -500,20 +500,19 @@ impl<'a> Evaluator<'a> {
         let string = |v: &Val| -> Option<Arc<str>> {
             match &v.kind {
                 V::Str(s) | V::Id(s) => Some(s.clone()),
-                V::File { path, .. } => Some(path.clone()),
+                V::File(f) => Some(f.path.clone()),
                 _ => None,
             }
         };
         let content = |v: &Val| -> Option<Arc<str>> {
             match &v.kind {
-                V::File { text, .. } => Some(text.clone()),
+                V::File(f) => Some(f.text.clone()),
                 V::Str(s) | V::Id(s) => Some(s.clone()),
                 _ => None,
             }
         };
         let out = |kind: V| Val::new(kind, origin.clone());
-        let not_there =
-            |what: String| Val::new(V::Absent, Origin::Missing { what: what.into(), doc: None, span: Span::default() });
+        let not_there = |what: String| Val::missing(what, None, Span::default());
         match b {
             Builtin::IsNull => Val::bool(false),
             Builtin::Sha256 => match content(&vals[0]) {
@@ -526,7 +525,7 @@ impl<'a> Evaluator<'a> {
                 None => Val::unknown(),
             },
             Builtin::Text => match &vals[0].kind {
-                V::File { text, .. } => out(V::Str(text.clone())),
+                V::File(f) => out(V::Str(f.text.clone())),
                 _ => not_there(format!("`{}` (not an attached file)", vals[0].display(self.policy))),
             },
             Builtin::Lines => match content(&vals[0]) {
@@ -578,7 +577,9 @@ impl<'a> Evaluator<'a> {
             Builtin::Attached => {
                 let Some(p) = string(&vals[0]) else { return Val::unknown() };
                 match self.given.iter().find(|g| g.recorded == *p) {
-                    Some(Given { text: Ok(text), .. }) => out(V::File { path: p, text: text.clone() }),
+                    Some(Given { text: Ok(text), .. }) => {
+                        out(V::File(Arc::new(FileVal { path: p, text: text.clone() })))
+                    }
                     Some(Given { text: Err(reason), .. }) => not_there(format!("`{p}` ({reason})")),
                     None => not_there(format!("`{p}` (no file was attached for it: `--attach {p}=FILE`)")),
                 }
@@ -785,7 +786,7 @@ impl<'a> Evaluator<'a> {
                 // Judged without that document: what the rule needs of it is missing evidence.
                 let name = self.policy.documents.get(*k as usize).map(|d| d.name.as_str()).unwrap_or("?");
                 Val::missing(
-                    &format!("{} (no `{name}` document was checked with this one)", e.text),
+                    format!("{} (no `{name}` document was checked with this one)", e.text),
                     None,
                     Span::default(),
                 )
@@ -793,7 +794,7 @@ impl<'a> Evaluator<'a> {
             // No document of the kind was checked: every document of it is missing evidence, not none.
             ExprKind::Docs(k) if self.all.get(*k as usize).is_none_or(Vec::is_empty) => {
                 let name = self.policy.documents.get(*k as usize).map(|d| d.name.as_str()).unwrap_or("?");
-                Val::missing(&format!("{} (no `{name}` document was checked)", e.text), None, Span::default())
+                Val::missing(format!("{} (no `{name}` document was checked)", e.text), None, Span::default())
             }
             ExprKind::Docs(k) => Val::computed(V::Docs(*k)),
             ExprKind::ListGet(list, index) => {
@@ -1087,7 +1088,7 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(s);
                 match &v.kind {
                     V::Str(s) | V::Id(s) => match crate::time::rfc3339_nanos(s) {
-                        Some(t) => Val::new(V::Time(t), v.origin.clone()),
+                        Some(t) => Val::new(V::Time(t.into()), v.origin.clone()),
                         None => Val::new(V::Absent, v.origin.clone()),
                     },
                     _ => v,
@@ -1105,14 +1106,14 @@ impl<'a> Evaluator<'a> {
             ExprKind::Now => {
                 self.now_read = true;
                 match self.now {
-                    Some(t) => Val::computed(V::Time(t)),
+                    Some(t) => Val::computed(V::Time(t.into())),
                     None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
                 }
             }
             ExprKind::DurationOf(unit, n) => {
                 let v = self.eval(n);
                 match &v.kind {
-                    V::Int(n) => Val::new(V::Duration(i128::from(*n) * i128::from(*unit)), v.origin.clone()),
+                    V::Int(n) => Val::new(V::Duration((i128::from(*n) * i128::from(*unit)).into()), v.origin.clone()),
                     _ => v,
                 }
             }
@@ -1140,8 +1141,8 @@ impl<'a> Evaluator<'a> {
                 let text = match &v.origin {
                     _ if !v.is_absent() => "present".to_string(),
                     // A file that was not read says which and why; anything else is missing.
-                    Origin::Missing { what, .. } if what.starts_with('`') => what.to_string(),
-                    Origin::Missing { what, .. } => format!("`{what}` is absent"),
+                    Origin::Missing(m) if m.what.starts_with('`') => m.what.to_string(),
+                    Origin::Missing(m) => format!("`{}` is absent", m.what),
                     Origin::Document { .. } => "the value is invalid".to_string(),
                     _ => "it is unknown".to_string(),
                 };
@@ -1269,7 +1270,7 @@ pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
     for item in items {
         let n = match item.kind {
             ValKind::Int(i) => i128::from(i),
-            ValKind::Duration(d) => d,
+            ValKind::Duration(d) => d.get(),
             _ => return None,
         };
         acc = Some(match (op, acc) {
@@ -1285,7 +1286,7 @@ pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
         (_, Some(n)) => n,
     };
     Some(Val::computed(if durations {
-        ValKind::Duration(n)
+        ValKind::Duration(n.into())
     } else {
         ValKind::Int(n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
     }))
@@ -1306,14 +1307,14 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
             p.saturating_mul(*q)
         }),
         (V::Str(p) | V::Id(p), V::Str(q) | V::Id(q)) if add => V::Str(format!("{p}{q}").into()),
-        (V::Time(p), V::Time(q)) if sub => V::Duration(p.saturating_sub(*q)),
-        (V::Time(p), V::Duration(q)) if add => V::Time(p.saturating_add(*q)),
-        (V::Duration(p), V::Time(q)) if add => V::Time(p.saturating_add(*q)),
-        (V::Time(p), V::Duration(q)) if sub => V::Time(p.saturating_sub(*q)),
-        (V::Duration(p), V::Duration(q)) if add => V::Duration(p.saturating_add(*q)),
-        (V::Duration(p), V::Duration(q)) if sub => V::Duration(p.saturating_sub(*q)),
+        (V::Time(p), V::Time(q)) if sub => V::Duration(p.get().saturating_sub(q.get()).into()),
+        (V::Time(p), V::Duration(q)) if add => V::Time(p.get().saturating_add(q.get()).into()),
+        (V::Duration(p), V::Time(q)) if add => V::Time(p.get().saturating_add(q.get()).into()),
+        (V::Time(p), V::Duration(q)) if sub => V::Time(p.get().saturating_sub(q.get()).into()),
+        (V::Duration(p), V::Duration(q)) if add => V::Duration(p.get().saturating_add(q.get()).into()),
+        (V::Duration(p), V::Duration(q)) if sub => V::Duration(p.get().saturating_sub(q.get()).into()),
         (V::Duration(p), V::Int(q)) | (V::Int(q), V::Duration(p)) if !add && !sub => {
-            V::Duration(p.saturating_mul(i128::from(*q)))
+            V::Duration(p.get().saturating_mul(i128::from(*q)).into())
         }
         _ => return Val::unknown(),
     };
@@ -1324,7 +1325,9 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
         (ValKind::Int(x), ValKind::Int(y)) => Some(x.cmp(y)),
-        (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => Some(x.cmp(y)),
+        (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => {
+            Some(x.get().cmp(&y.get()))
+        }
         (ValKind::Enum(e, x), ValKind::Enum(f, y)) if e == f => Some(x.cmp(y)),
         _ => None,
     }
@@ -1385,9 +1388,9 @@ impl<'v> Seen<'v> {
 pub fn provenance(origin: &Origin) -> Provenance {
     match origin {
         Origin::Document { doc, span } => Provenance::Document(*doc, *span),
-        Origin::Policy(loc) => Provenance::Policy(*loc),
+        Origin::Policy { file, span } => Provenance::Policy(Loc { file: *file, span: *span }),
         Origin::Computed => Provenance::Computed,
-        Origin::Missing { what, .. } => Provenance::Missing(what.to_string()),
+        Origin::Missing(m) => Provenance::Missing(m.what.to_string()),
     }
 }
 

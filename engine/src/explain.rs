@@ -138,10 +138,7 @@ fn cell(
                 grail_lang::ast::BoundKind::Floor => "floor",
                 grail_lang::ast::BoundKind::Ceiling => "ceiling",
             };
-            let loc = match cell.origin {
-                Origin::Policy(loc) => loc,
-                _ => b.loc,
-            };
+            let loc = cell.origin.loc().unwrap_or(b.loc);
             Some((kind.to_string(), cell.display(policy), loc))
         })
         .collect();

@@ -364,7 +364,7 @@ impl Merger<'_, '_> {
                 Some((_, layer)) => format!("layer `{}`", self.layer_name(*layer)),
                 None => "a document".into(),
             },
-            Origin::Policy(_) => "the shipped default".into(),
+            Origin::Policy { .. } => "the shipped default".into(),
             _ => "nothing".into(),
         }
     }
@@ -487,7 +487,7 @@ impl Merger<'_, '_> {
                         .iter()
                         .map(|f| {
                             self.default_for(f, keys)
-                                .unwrap_or_else(|| Val::missing(&join(path, &f.name), None, Default::default()))
+                                .unwrap_or_else(|| Val::missing(join(path, &f.name), None, Default::default()))
                         })
                         .collect(),
                 };
@@ -521,7 +521,7 @@ impl Merger<'_, '_> {
                         Some(j) => entries[j].1.clone(),
                         None => self
                             .default_for(field, keys)
-                            .unwrap_or_else(|| Val::missing(&here, None, Default::default())),
+                            .unwrap_or_else(|| Val::missing(here.as_str(), None, Default::default())),
                     };
                     let merged = self.tighten(&b, v, vt, field, &here, keys);
                     match at {

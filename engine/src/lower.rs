@@ -435,7 +435,7 @@ impl Lowerer {
     /// A literal of the policy (a matrix cell, a default) as a value of `ty`.
     fn literal_value(&mut self, lit: &ast::Literal, ty: &Ty, file: u32) -> Val {
         let loc = Loc { file, span: lit.span() };
-        let origin = Origin::Policy(loc);
+        let origin = Origin::policy(loc);
         let kind = match (lit, ty) {
             (_, Ty::Error) => ValKind::Absent,
             (ast::Literal::Int(i, _), Ty::Int) => ValKind::Int(*i),
@@ -826,7 +826,7 @@ impl Lowerer {
                         );
                         None
                     } else {
-                        let origin = Origin::Policy(Loc { file, span: *span });
+                        let origin = Origin::policy(Loc { file, span: *span });
                         Some(DefaultDef::Value(Val::new(ValKind::List(Arc::new(Vec::new())), origin)))
                     }
                 }

@@ -120,7 +120,7 @@ fn cell(policy: &Policy, v: &Val) -> Cell {
                 .iter()
                 .zip(fields.iter())
                 .map(|(n, f)| match (&f.kind, &f.origin) {
-                    (ValKind::Absent, Origin::Missing { what, .. }) => format!("{}: (absent: {what})", n.name),
+                    (ValKind::Absent, Origin::Missing(m)) => format!("{}: (absent: {})", n.name, m.what),
                     _ => format!("{}: {}", n.name, f.display(policy)),
                 })
                 .collect();

@@ -13,13 +13,23 @@ use crate::hir::{EnumId, Loc, MatrixId, Policy, RecordId};
 pub enum Origin {
     /// Read from a document (its index in the deployment) at a span.
     Document { doc: u32, span: Span },
-    /// The shipped policy: a matrix cell or a declared default.
-    Policy(Loc),
+    /// The shipped policy: a matrix cell or a declared default, at a span
+    /// of a policy file (a [`Loc`], written out so that an origin is 24
+    /// bytes: see [`Origin::loc`]).
+    Policy { file: u32, span: Span },
     /// Computed by the evaluator or written as a literal in a rule.
     Computed,
-    /// Not there: `what` names the missing thing; `doc`/`span` point at the
-    /// nearest thing that is there (the mapping that lacks the key).
-    Missing { what: Arc<str>, doc: Option<u32>, span: Span },
+    /// Not there: see [`Missing`]. Out of line, since most values are there.
+    Missing(Arc<Missing>),
+}
+
+/// What is missing, and where: `what` names the missing thing; `doc`/`span`
+/// point at the nearest thing that is there (the mapping that lacks the key).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Missing {
+    pub what: Box<str>,
+    pub doc: Option<u32>,
+    pub span: Span,
 }
 
 impl Origin {
@@ -27,10 +37,73 @@ impl Origin {
     pub fn document_span(&self) -> Option<(u32, Span)> {
         match self {
             Origin::Document { doc, span } => Some((*doc, *span)),
-            Origin::Missing { doc: Some(doc), span, .. } => Some((*doc, *span)),
+            Origin::Missing(m) => m.doc.map(|doc| (doc, m.span)),
             _ => None,
         }
     }
+
+    /// A value of the policy at `loc`.
+    pub fn policy(loc: Loc) -> Origin {
+        Origin::Policy { file: loc.file, span: loc.span }
+    }
+
+    /// Where in the policy a value of the policy is.
+    pub fn loc(&self) -> Option<Loc> {
+        match self {
+            Origin::Policy { file, span } => Some(Loc { file: *file, span: *span }),
+            _ => None,
+        }
+    }
+
+    /// What is missing, for a missing value.
+    pub fn missing(&self) -> Option<&str> {
+        match self {
+            Origin::Missing(m) => Some(&m.what),
+            _ => None,
+        }
+    }
+}
+
+/// A count of nanoseconds (an instant or a duration), kept as two words so
+/// that it is aligned as a word is: an `i128` would align every [`ValKind`]
+/// to 16 bytes, and a [`Val`] would be 96 bytes instead of 48. Written and
+/// read as the `i128` it is, so the policy's bytes do not change.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "i128", into = "i128")]
+pub struct Nanos {
+    low: u64,
+    high: i64,
+}
+
+impl Nanos {
+    pub fn get(self) -> i128 {
+        (i128::from(self.high) << 64) | i128::from(self.low)
+    }
+}
+
+impl From<i128> for Nanos {
+    fn from(n: i128) -> Nanos {
+        Nanos { low: n as u64, high: (n >> 64) as i64 }
+    }
+}
+
+impl From<Nanos> for i128 {
+    fn from(n: Nanos) -> i128 {
+        n.get()
+    }
+}
+
+impl std::fmt::Debug for Nanos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// An attached file's value (see [`ValKind::File`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileVal {
+    pub path: Arc<str>,
+    pub text: Arc<str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,18 +124,15 @@ pub enum ValKind {
     Str(Arc<str>),
     /// A file attached to the check (a `ref string` field, or `attached(p)`):
     /// it reads as its path; `text`, `lines` and `sha256` read its content.
-    File {
-        path: Arc<str>,
-        text: Arc<str>,
-    },
+    File(Arc<FileVal>),
     /// An identifier read from a document (a field of type `id`): a string
     /// whose comparisons and identity ignore case.
     Id(Arc<str>),
     Enum(EnumId, u32),
     /// An instant: nanoseconds since 1970-01-01T00:00:00Z.
-    Time(i128),
+    Time(Nanos),
     /// A length of time in nanoseconds (negative when the second instant is earlier).
-    Duration(i128),
+    Duration(Nanos),
     List(Arc<Vec<Val>>),
     /// Entries in document order; keys are scalars.
     Map(Arc<Vec<(Val, Val)>>),
@@ -168,8 +238,9 @@ impl Val {
         Val { kind, origin: Origin::Computed }
     }
 
-    pub fn missing(what: &str, doc: Option<u32>, span: Span) -> Val {
-        Val { kind: ValKind::Absent, origin: Origin::Missing { what: what.into(), doc, span } }
+    /// A missing value: a `String` given is kept, not copied.
+    pub fn missing(what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {
+        Val { kind: ValKind::Absent, origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span })) }
     }
 
     pub fn unknown() -> Val {
@@ -191,7 +262,8 @@ impl Val {
     /// The text of a string or an identifier.
     pub fn as_str(&self) -> Option<&str> {
         match &self.kind {
-            ValKind::Str(s) | ValKind::Id(s) | ValKind::File { path: s, .. } => Some(s),
+            ValKind::Str(s) | ValKind::Id(s) => Some(s),
+            ValKind::File(f) => Some(&f.path),
             _ => None,
         }
     }
@@ -256,8 +328,8 @@ impl Val {
             ValKind::Str(s) => write!(key, "s:{s}").ok()?,
             ValKind::Id(s) => write!(key, "s:{}", s.to_lowercase()).ok()?,
             ValKind::Enum(e, v) => write!(key, "e{e}:{v}").ok()?,
-            ValKind::Time(t) => write!(key, "t:{t}").ok()?,
-            ValKind::Duration(d) => write!(key, "d:{d}").ok()?,
+            ValKind::Time(t) => write!(key, "t:{}", t.get()).ok()?,
+            ValKind::Duration(d) => write!(key, "d:{}", d.get()).ok()?,
             ValKind::Record(r, fields) => {
                 let id = policy.records.get(*r as usize)?.identity?;
                 return fields.get(id)?.identity(policy);
@@ -285,14 +357,14 @@ impl Val {
     fn scalar_key(&self) -> Option<IdKey<'_>> {
         match &self.kind {
             ValKind::Null => Some(IdKey::Null),
-            ValKind::File { path, .. } => Some(IdKey::Str(path)),
+            ValKind::File(f) => Some(IdKey::Str(&f.path)),
             ValKind::Bool(b) => Some(IdKey::Bool(*b)),
             ValKind::Int(i) => Some(IdKey::Int(*i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
             ValKind::Id(s) => Some(IdKey::Id(s)),
             ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
-            ValKind::Time(t) => Some(IdKey::Time(*t)),
-            ValKind::Duration(d) => Some(IdKey::Duration(*d)),
+            ValKind::Time(t) => Some(IdKey::Time(t.get())),
+            ValKind::Duration(d) => Some(IdKey::Duration(d.get())),
             _ => None,
         }
     }
@@ -304,13 +376,13 @@ impl Val {
             ValKind::Absent if matches!(self.origin, Origin::Document { .. }) => "invalid".into(),
             ValKind::Absent => "absent".into(),
             ValKind::Null => "null".into(),
-            ValKind::File { path, .. } => shown(path).into_owned(),
+            ValKind::File(f) => shown(&f.path).into_owned(),
             ValKind::Bool(b) => b.to_string(),
             ValKind::Int(i) => i.to_string(),
             ValKind::Str(s) | ValKind::Id(s) => shown(s).into_owned(),
             ValKind::Enum(e, v) => policy.variant_name(*e, *v).to_string(),
-            ValKind::Time(t) => crate::time::show_instant(*t),
-            ValKind::Duration(d) => crate::time::show_duration(*d),
+            ValKind::Time(t) => crate::time::show_instant(t.get()),
+            ValKind::Duration(d) => crate::time::show_duration(d.get()),
             ValKind::List(items) => {
                 let parts: Vec<String> = items.iter().map(|v| v.display(policy)).collect();
                 format!("[{}]", parts.join(", "))

@@ -36,8 +36,8 @@ impl Atom {
             Atom::Int(x) => ValKind::Int(*x),
             Atom::Str(x) => ValKind::Str(x.clone()),
             Atom::Enum(e, x) => ValKind::Enum(*e, *x),
-            Atom::Time(x) => ValKind::Time(*x),
-            Atom::Duration(x) => ValKind::Duration(*x),
+            Atom::Time(x) => ValKind::Time((*x).into()),
+            Atom::Duration(x) => ValKind::Duration((*x).into()),
         })
     }
 
@@ -48,8 +48,8 @@ impl Atom {
             ValKind::Int(x) => Atom::Int(*x),
             ValKind::Str(x) => Atom::Str(x.clone()),
             ValKind::Enum(e, x) => Atom::Enum(*e, *x),
-            ValKind::Time(x) => Atom::Time(*x),
-            ValKind::Duration(x) => Atom::Duration(*x),
+            ValKind::Time(x) => Atom::Time(x.get()),
+            ValKind::Duration(x) => Atom::Duration(x.get()),
             _ => return None,
         })
     }
@@ -123,8 +123,8 @@ impl Sym {
             ValKind::Int(x) => Some(Atom::Int(*x)),
             ValKind::Str(x) | ValKind::Id(x) => Some(Atom::Str(x.clone())),
             ValKind::Enum(e, x) => Some(Atom::Enum(*e, *x)),
-            ValKind::Time(x) => Some(Atom::Time(*x)),
-            ValKind::Duration(x) => Some(Atom::Duration(*x)),
+            ValKind::Time(x) => Some(Atom::Time(x.get())),
+            ValKind::Duration(x) => Some(Atom::Duration(x.get())),
             _ => None,
         };
         if let Some(a) = atom {
@@ -135,7 +135,7 @@ impl Sym {
                 B::T,
                 Kind::List { entries: items.iter().map(|i| (B::T, Sym::of_val(i))).collect(), dense: true },
             ),
-            ValKind::Absent => Sym::absent(B::constant(matches!(v.origin, Origin::Missing { .. }))),
+            ValKind::Absent => Sym::absent(B::constant(matches!(v.origin, Origin::Missing(_)))),
             ValKind::Domain(e) => Sym::with(B::T, Kind::Domain(*e)),
             _ => Sym::with(B::T, Kind::Opaque),
         }

@@ -207,8 +207,10 @@ fn origin_text(db: &dyn salsa::Database, set: PolicySet, text: &str, v: &Val) ->
             let (line, _) = LineIndex::new(text).line_col(text, span.start);
             format!("set in this document, line {line}")
         }
-        Origin::Policy(loc) => format!("policy default, {}", policy_place(db, set, *loc)),
-        Origin::Missing { .. } => "absent".into(),
+        Origin::Policy { file, span } => {
+            format!("policy default, {}", policy_place(db, set, crate::hir::Loc { file: *file, span: *span }))
+        }
+        Origin::Missing(_) => "absent".into(),
         Origin::Computed => "computed".into(),
     }
 }
