@@ -404,14 +404,14 @@ pub fn run(
     }
     // Sorted by position, rule, subject (stable); each position computed
     // once, and indices moved rather than findings.
+    // The index comes last in the key, so an unstable sort gives the stable order.
     let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
-    let mut order: Vec<((u32, usize), usize)> = findings.iter().enumerate().map(|(i, f)| (pos(f), i)).collect();
-    order.sort_by(|(p, i), (q, j)| {
-        let (a, b) = (&findings[*i], &findings[*j]);
-        p.cmp(q).then_with(|| a.rule.cmp(&b.rule)).then_with(|| a.subject.cmp(&b.subject))
-    });
+    let mut order: Vec<((u32, usize), &str, &str, usize)> =
+        findings.iter().enumerate().map(|(i, f)| (pos(f), f.rule.as_str(), f.subject.as_str(), i)).collect();
+    order.sort_unstable();
+    let order: Vec<usize> = order.into_iter().map(|(.., i)| i).collect();
     let mut slots: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
-    let findings: Vec<Finding> = order.iter().filter_map(|(_, i)| slots[*i].take()).collect();
+    let findings: Vec<Finding> = order.into_iter().filter_map(|i| slots[i].take()).collect();
     let now_read = roots.now_read.get();
     Run { findings, single, all, layers: layer_names, now, now_read, given }
 }

@@ -4,7 +4,10 @@
 //! the structural findings (syntax, duplicate and unknown keys, types,
 //! forbidden keys, bounds, uniqueness), each under the rule id the policy gave it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+// Keyed by what documents say: a hash seeded per process, and cheaper than SipHash.
+use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use std::sync::Arc;
 
 use grail_lang::ast::{BoundKind, Span};

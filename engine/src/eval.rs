@@ -1,7 +1,7 @@
 //! Evaluates lowered rules over conformed documents, in three-valued logic:
 //! an absent value makes what depends on it unknown, never true.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::Arc;
 
 use grail_lang::ast::Span;
@@ -765,7 +765,13 @@ impl<'a> Evaluator<'a> {
         if !self.spend(1) {
             return Val::unknown();
         }
-        let v = stacker::maybe_grow(crate::lower::RED_ZONE, crate::lower::STACK_SEGMENT, || self.eval_inner(e));
+        // A leaf does not recurse, so it needs no look at the stack: most of
+        // the expressions evaluated are literals and bound variables.
+        let v = match &e.kind {
+            ExprKind::Lit(v) => v.clone(),
+            ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or_else(Val::unknown),
+            _ => stacker::maybe_grow(crate::lower::RED_ZONE, crate::lower::STACK_SEGMENT, || self.eval_inner(e)),
+        };
         if let Some(reads) = self.reads.as_mut()
             && matches!(
                 e.kind,

@@ -79,7 +79,11 @@ pub fn read_source(path: &Path, shown: &str, limit: u64) -> Result<Source, Strin
         return Err(format!("cannot read `{shown}`: it is {what}, not a regular file; grail reads files only"));
     }
     let size = Some(meta.len());
-    let mut bytes = Vec::new();
+    // Room for the whole file (as its size says, within the limit) and the
+    // one byte past the limit that tells a larger file: read in one go,
+    // not grown from a probe of a few bytes.
+    let expected = meta.len().min(limit).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() as u64 > limit {
         return Ok(Source::too_large(shown.to_string(), limit, size.filter(|s| *s > limit)));
