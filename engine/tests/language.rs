@@ -403,3 +403,59 @@ fn strings_join_with_plus_and_compare_exactly() {
         assert!(m.contains("is not `Risks bounded. Rebound.`"), "{m}");
     }
 }
+
+const SLOTS: &str = r#"
+document Team as team where kind absent {
+  on syntax rule team.syntax
+  on duplicate_key rule team.duplicate_key
+  on unknown_key rule team.unknown_key
+  on type rule team.type
+  slots?: list Slot
+}
+record Slot identity name {
+  name: string
+  scanner?: string
+  tags?: list string
+}
+rule slot.model_count
+  let models = count([s for s in team.slots if absent(s.scanner)])
+  require models >= 2 else fail "{models} model slots"
+rule slot.no_frontier_scanner
+  for s in team.slots
+  require not (present(s.scanner) and s.scanner == "frontier") else fail "{s.name}"
+rule slot.no_frontier_tag
+  for s in team.slots
+  require not ("frontier" in (s.tags ?? [])) else fail "{s.name}"
+"#;
+
+fn slots(scanner: &str, tags: &str) -> String {
+    format!(r#"{{"slots": [{{"name": "a"}}, {{"name": "b", "scanner": {scanner}, "tags": {tags}}}]}}"#)
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_neither_present_nor_absent() {
+    // The twins: a scanner that is a string and one that is a list; tags that
+    // are a list and tags that are a string.
+    let valid = check(SLOTS, &[("team.json", &slots(r#""lint""#, r#"["x"]"#))], None);
+    assert_eq!(outcome(&valid, "slot.model_count", "team").0, Outcome::Fail);
+    assert_eq!(outcome(&valid, "slot.no_frontier_scanner", "team.slots[b]").0, Outcome::Pass);
+    assert_eq!(outcome(&valid, "slot.no_frontier_tag", "team.slots[b]").0, Outcome::Pass);
+
+    let invalid = check(SLOTS, &[("team.json", &slots(r#"["lint"]"#, r#""frontier""#))], None);
+    assert_eq!(outcome(&invalid, "team.type", "team.slots[1].scanner").0, Outcome::Fail);
+    // A scanner of the wrong type does not make `b` a model slot: the count
+    // is unknown, not two (which would pass).
+    let (o, why) = outcome(&invalid, "slot.model_count", "team");
+    assert_eq!(o, Outcome::Unknown, "{why}");
+    assert!(why.contains("invalid"), "{why}");
+    // Nor is it a known absence that lets a rule pass.
+    assert_eq!(outcome(&invalid, "slot.no_frontier_scanner", "team.slots[b]").0, Outcome::Unknown);
+    // And `??` does not put a safe default in the place of a wrong type.
+    assert_eq!(outcome(&invalid, "slot.no_frontier_tag", "team.slots[b]").0, Outcome::Unknown);
+
+    // Left out, the fields are absent: the defaults and the absence decide.
+    let absent = check(SLOTS, &[("team.json", r#"{"slots": [{"name": "a"}, {"name": "b"}]}"#)], None);
+    assert_eq!(outcome(&absent, "slot.model_count", "team").0, Outcome::Pass);
+    assert_eq!(outcome(&absent, "slot.no_frontier_scanner", "team.slots[b]").0, Outcome::Pass);
+    assert_eq!(outcome(&absent, "slot.no_frontier_tag", "team.slots[b]").0, Outcome::Pass);
+}
