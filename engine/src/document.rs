@@ -12,6 +12,8 @@ use jsonc_parser::errors::{ParseError, ParseErrorKind};
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Tag};
 
+mod fast_json;
+
 /// A byte range into the document text (the same span type as the language's).
 pub use grail_lang::ast::Span;
 
@@ -223,6 +225,17 @@ pub fn shift(node: &mut Node, by: usize) {
 
 fn load_json(text: &str, limits: &Limits) -> Result<Node, SyntaxError> {
     let bom = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    // Most documents are plain strict JSON, which one pass reads straight into the tree;
+    // anything else, errors included, goes the general way below.
+    if let Some(node) = fast_json::read(text, bom, limits.max_depth) {
+        return Ok(node);
+    }
+    load_json_generally(text, bom, limits)
+}
+
+/// Loads JSON with a prescan, jsonc-parser and a conversion of its tree; this is the
+/// path that accepts exactly strict JSON and words every error.
+fn load_json_generally(text: &str, bom: usize, limits: &Limits) -> Result<Node, SyntaxError> {
     let body = text.get(bom..).unwrap_or_default();
     let shift = |mut e: SyntaxError| {
         e.span.start += bom;
