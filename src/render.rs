@@ -21,13 +21,24 @@ pub struct Texts<'a> {
     lines: Vec<std::sync::OnceLock<LineIndex>>,
     /// Which files are the shipped library's (a policy's; see [`Texts::shipped`]).
     shipped: Vec<bool>,
+    /// The positions [`Texts::position`] has found, made when it is first
+    /// called: every finding of a rule, in every report of a run, asks for
+    /// the position of the same declaration.
+    positions: std::sync::OnceLock<Box<[std::sync::OnceLock<Position>]>>,
 }
+
+/// A file, a byte offset in it, and its 1-based line and column.
+type Position = (u32, usize, usize, usize);
+
+/// How many positions [`Texts::position`] keeps: several times the rules of
+/// a policy, so that few share a slot.
+const POSITION_SLOTS: usize = 1024;
 
 impl<'a> Texts<'a> {
     /// The files as (path, text).
     pub fn new(files: Vec<(&'a str, &'a str)>) -> Texts<'a> {
         let lines = files.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Texts { files, lines, shipped: Vec::new() }
+        Texts { files, lines, shipped: Vec::new(), positions: std::sync::OnceLock::new() }
     }
 
     /// The same files, those flagged being the shipped library's, which
@@ -74,7 +85,20 @@ impl<'a> Texts<'a> {
     /// `path:line:column` of a policy location.
     pub fn position(&self, loc: Loc) -> Option<(&'a str, usize, usize)> {
         let (path, _) = self.get(loc.file)?;
-        let (line, column) = self.line_col(loc.file, loc.span.start);
+        let (file, offset) = (loc.file, loc.span.start);
+        // A slot holds the first position put in it; a position whose slot
+        // holds another is found again each time it is asked for.
+        let slots = self.positions.get_or_init(|| (0..POSITION_SLOTS).map(|_| std::sync::OnceLock::new()).collect());
+        let key = ((u64::from(file) << 32) ^ offset as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let slot = &slots[(key >> 54) as usize % POSITION_SLOTS];
+        let &(held_file, held_offset, line, column) = slot.get_or_init(|| {
+            let (line, column) = self.line_col(file, offset);
+            (file, offset, line, column)
+        });
+        if (held_file, held_offset) == (file, offset) {
+            return Some((path, line, column));
+        }
+        let (line, column) = self.line_col(file, offset);
         Some((path, line, column))
     }
 }
@@ -261,23 +285,202 @@ pub struct Added<'a> {
 }
 
 /// The JSON report of `findings`, with the fields `grail check` adds, written out (pretty, or
-/// on one line as `--each --format json` prints it): serialised from the
-/// report directly, without a `serde_json::Value` in between (the same bytes).
+/// on one line as `--each --format json` prints it), without a
+/// `serde_json::Value` in between. The one-line form, which `--each` prints
+/// for every file, is written by hand ([`write_line`]); the pretty form, one
+/// per command, goes through serde_json. Both give the bytes serde_json gives.
 pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], added: Added<'_>, pretty: bool) -> String {
     let mut report = report(policy, docs, findings, added.file);
     report.layers = Some(added.layers);
     report.now = added.now;
     report.deployment = added.deployment;
+    if pretty {
+        let mut out = serde_json::to_string_pretty(&report).unwrap_or_default();
+        out.push('\n');
+        return out;
+    }
     // About 300 bytes a listed finding: written once, not grown a dozen times.
-    let mut out = Vec::with_capacity(512 + 320 * report.findings.len());
-    let written =
-        if pretty { serde_json::to_writer_pretty(&mut out, &report) } else { serde_json::to_writer(&mut out, &report) };
-    if written.is_err() {
+    let mut out = String::with_capacity(512 + 320 * report.findings.len());
+    if write_line(&mut out, &report).is_err() {
         out.clear();
     }
-    out.push(b'\n');
-    // serde_json writes UTF-8 only.
-    String::from_utf8(out).unwrap_or_default()
+    out.push('\n');
+    out
+}
+
+/// Writes `report` on one line, as `serde_json::to_string` would: the
+/// fields in the order of [`Report`], [`Counts`], [`Listed`] and
+/// [`PolicyAt`], those they skip when absent left out. The names are
+/// written as they are, with no escaping to look for.
+fn write_line(out: &mut String, report: &Report<'_>) -> serde_json::Result<()> {
+    // The quotes around each string are written with the names before and
+    // after it: one copy instead of three.
+    out.push_str("{\"verdict\":\"");
+    push_escaped(out, report.verdict);
+    let c = &report.summary;
+    out.push_str("\",\"summary\":{\"pass\":");
+    push_number(out, c.pass);
+    out.push_str(",\"fail\":");
+    push_number(out, c.fail);
+    out.push_str(",\"unknown\":");
+    push_number(out, c.unknown);
+    out.push_str(",\"not_applicable\":");
+    push_number(out, c.not_applicable);
+    out.push_str("},\"findings\":[");
+    for (i, f) in report.findings.iter().enumerate() {
+        out.push_str(if i == 0 { "{\"rule\":\"" } else { ",{\"rule\":\"" });
+        push_escaped(out, f.rule);
+        out.push_str("\",\"outcome\":\"");
+        push_escaped(out, f.outcome);
+        out.push_str("\",\"subject\":\"");
+        push_escaped(out, f.subject);
+        out.push_str("\",\"message\":\"");
+        push_escaped(out, f.message);
+        out.push('"');
+        if let Some(file) = f.file {
+            out.push_str(",\"file\":\"");
+            push_escaped(out, file);
+            out.push('"');
+        }
+        if let Some(line) = f.line {
+            out.push_str(",\"line\":");
+            push_number(out, line);
+        }
+        if let Some(column) = f.column {
+            out.push_str(",\"column\":");
+            push_number(out, column);
+        }
+        if let Some(at) = &f.policy {
+            out.push_str(",\"policy\":{\"file\":\"");
+            push_escaped(out, at.file);
+            out.push_str("\",\"line\":");
+            push_number(out, at.line);
+            out.push_str(",\"column\":");
+            push_number(out, at.column);
+            out.push('}');
+        }
+        out.push('}');
+    }
+    out.push(']');
+    // The layers and the time are small trees of any shape: serde_json writes them.
+    if let Some(layers) = &report.layers {
+        out.push_str(",\"layers\":");
+        out.push_str(&serde_json::to_string(layers)?);
+    }
+    if let Some(now) = &report.now {
+        out.push_str(",\"now\":");
+        out.push_str(&serde_json::to_string(now)?);
+    }
+    if let Some(deployment) = report.deployment {
+        out.push_str(",\"deployment\":\"");
+        push_escaped(out, deployment);
+        out.push('"');
+    }
+    if let Some(file) = report.file {
+        out.push_str(",\"file\":\"");
+        push_escaped(out, file);
+        out.push('"');
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// A number as serde_json writes it: its decimal digits.
+fn push_number(out: &mut String, mut n: usize) {
+    // Most numbers here are lines and columns of one or two digits.
+    if n < 10 {
+        out.push(char::from(b'0' + n as u8));
+        return;
+    }
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    while n > 0 {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}
+
+/// How serde_json escapes each byte of a string: 0 for none, `u` for
+/// `\u00XX`, otherwise the letter after the backslash.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Whether any of the eight bytes of `word` may need escaping: a control
+/// byte, a quote or a backslash. It can say yes for a byte next to one that
+/// does (a borrow in the subtraction), never no for one that does.
+fn may_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
+    let control = below(word, 0x20);
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    control | quote | backslash != 0
+}
+
+/// The inside of `s` as a JSON string (without its quotes), escaped as
+/// serde_json escapes it (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
+/// `\u00XX` in lowercase hex for the other control bytes; `/`, DEL and
+/// non-ASCII as they are). The bytes between escapes are copied a run at a
+/// time, eight bytes checked at once.
+fn push_escaped(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8) {
+            if !may_escape(word_of(word)) {
+                i += 8;
+                continue;
+            }
+        } else if i >= 8 && !may_escape(word_of(&bytes[bytes.len() - 8..])) {
+            // The last bytes, fewer than eight, checked with some already
+            // checked before them.
+            break;
+        }
+        let byte = bytes[i];
+        let escape = ESCAPE[byte as usize];
+        if escape == 0 {
+            i += 1;
+            continue;
+        }
+        // The run ends before an ASCII byte, so on a character boundary.
+        out.push_str(&s[start..i]);
+        out.push('\\');
+        out.push(char::from(escape));
+        if escape == b'u' {
+            out.push_str("00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        }
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+}
+
+/// Eight bytes as one word.
+fn word_of(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]])
 }
 
 /// The JSON report, field by field in the documented order.
@@ -434,3 +637,205 @@ pub fn crowded(db: &Database, set: PolicySet, docs: &[SourceText], c: &grail_eng
 
 /// The longest line of a document a usage error prints.
 const LONGEST_SHOWN_LINE: usize = 200;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escaped(s: &str) -> String {
+        let mut out = String::from('"');
+        push_escaped(&mut out, s);
+        out.push('"');
+        out
+    }
+
+    /// A small deterministic generator (xorshift64), so that a failure repeats.
+    struct Xorshift(u64);
+
+    impl Xorshift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn every_ascii_character_is_escaped_as_serde_json_escapes_it() {
+        for b in 0u8..=0x7f {
+            let c = char::from(b);
+            // Alone, and at every place of a word of eight and beyond it.
+            let mut cases = vec![c.to_string()];
+            for at in 0..20 {
+                let mut s: String = "abcdefghijklmnopqrst".chars().take(at).collect();
+                s.push(c);
+                s.push_str("uvwxyz0123456789");
+                cases.push(s);
+            }
+            for s in cases {
+                assert_eq!(escaped(&s), serde_json::to_string(&s).unwrap(), "byte {b:#04x} in {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn non_ascii_is_written_as_it_is() {
+        for s in
+            ["é", "中文", "😀", "\u{80}\u{9f}\u{a0}\u{ff}", "\u{2028}\u{2029}", "\u{feff}", "a/b\u{7f}c", "ÿ\"ÿ\\ÿ\nÿ"]
+        {
+            assert_eq!(escaped(s), serde_json::to_string(s).unwrap(), "{s:?}");
+        }
+        // Every character up to U+07FF, a few at a time.
+        let all: Vec<char> = (0u32..0x800).filter_map(char::from_u32).collect();
+        for chunk in all.chunks(11) {
+            let s: String = chunk.iter().collect();
+            assert_eq!(escaped(&s), serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn random_strings_are_escaped_as_serde_json_escapes_them() {
+        let alphabet: Vec<char> = (0u8..0x80)
+            .map(char::from)
+            .chain(['é', 'ÿ', '\u{80}', '中', '😀', '\u{2028}', '/', '"', '\\', '\n', 'a', 'b', ' '])
+            .collect();
+        let mut random = Xorshift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..20_000 {
+            let len = random.below(70);
+            // Some strings mostly plain (long runs), some of any character.
+            let plain = random.below(2) == 0;
+            let s: String = (0..len)
+                .map(|_| {
+                    if plain && random.below(16) != 0 {
+                        char::from(b'a' + random.below(26) as u8)
+                    } else {
+                        alphabet[random.below(alphabet.len())]
+                    }
+                })
+                .collect();
+            assert_eq!(escaped(&s), serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_as_serde_json_writes_them() {
+        for n in (0..2000).chain([9_999, 10_000, 123_456_789, u32::MAX as usize, usize::MAX]) {
+            let mut out = String::new();
+            push_number(&mut out, n);
+            assert_eq!(out, serde_json::to_string(&n).unwrap());
+        }
+    }
+
+    /// Every offset of two files, asked for twice: more offsets than the
+    /// positions kept, so slots are shared.
+    #[test]
+    fn positions_kept_are_the_positions_found() {
+        let one = "rule a {\n  é: 1\n}\n".repeat(200);
+        let two = "x\n\n  yz\r\n中文 w\n".repeat(150);
+        let texts = Texts::new(vec![("one.grail", one.as_str()), ("two.grail", two.as_str())]);
+        for _ in 0..2 {
+            for (file, (path, text)) in [("one.grail", &one), ("two.grail", &two)].into_iter().enumerate() {
+                let index = LineIndex::new(text);
+                for offset in (0..=text.len() + 1).rev() {
+                    let loc = Loc { file: file as u32, span: grail_lang::ast::Span::new(offset, offset + 1) };
+                    let (line, column) = index.line_col(text, offset);
+                    assert_eq!(texts.position(loc), Some((path, line, column)), "{path} at {offset}");
+                }
+            }
+        }
+        let outside = Loc { file: 2, span: grail_lang::ast::Span::new(0, 0) };
+        assert_eq!(texts.position(outside), None);
+    }
+
+    fn line(report: &Report<'_>) -> String {
+        let mut out = String::new();
+        write_line(&mut out, report).unwrap();
+        out
+    }
+
+    /// Every combination of the fields a report may leave out, with strings
+    /// that need escaping.
+    #[test]
+    fn a_report_line_is_the_one_serde_json_writes() {
+        let strange = "a \"quoted\" back\\slash\n\t\u{1}\u{1f}\u{7f} é/中";
+        let mut findings = Vec::new();
+        for mask in 0..16u32 {
+            findings.push(Listed {
+                rule: "rule.name",
+                outcome: "fail",
+                subject: strange,
+                message: if mask % 3 == 0 { "" } else { strange },
+                file: (mask & 1 != 0).then_some("dir/fi\"le.yaml"),
+                line: (mask & 2 != 0).then_some(mask as usize * 37),
+                column: (mask & 4 != 0).then_some(1),
+                policy: (mask & 8 != 0).then_some(PolicyAt { file: "policies/x.grail", line: 12, column: 106 }),
+            });
+        }
+        for mask in 0..16u32 {
+            let report = Report {
+                verdict: "unknown",
+                summary: Counts { pass: 0, fail: 7, unknown: 12, not_applicable: 1234 },
+                findings: if mask == 0 { Vec::new() } else { findings.iter().map(copy).collect() },
+                layers: (mask & 1 != 0).then(|| serde_json::json!([{"file": strange, "kind": "Binding"}])),
+                now: (mask & 2 != 0).then(|| serde_json::json!({"value": "2026-08-20T00:00:00Z", "source": "--now"})),
+                deployment: (mask & 4 != 0).then_some(strange),
+                file: (mask & 8 != 0).then_some("x.json"),
+            };
+            assert_eq!(line(&report), serde_json::to_string(&report).unwrap());
+        }
+    }
+
+    fn copy<'a>(f: &Listed<'a>) -> Listed<'a> {
+        Listed { policy: f.policy.as_ref().map(|p| PolicyAt { file: p.file, line: p.line, column: p.column }), ..*f }
+    }
+
+    /// The reports of the example documents, checked with the shipped
+    /// library, each alone, written both ways.
+    #[test]
+    fn the_reports_of_the_examples_are_the_ones_serde_json_writes() {
+        use grail_engine::db::Source;
+
+        let db = Database::default();
+        let set = PolicySet::new(&db, grail_engine::shipped::sources(&db));
+        let compiled = grail_engine::db::compile_policy(&db, set);
+        let policy = Texts::policy(&db, set);
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths = Vec::new();
+        let mut folders = vec![root.join("examples")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| ["json", "jsonl", "yaml", "yml", "md"].iter().any(|x| e == *x))
+                {
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        assert!(paths.len() > 10, "the examples are missing: {paths:?}");
+        let mut listed = 0;
+        for path in paths {
+            let name = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let source = Source::from_bytes(name.clone(), std::fs::read(&path).unwrap());
+            let loaded = source.load();
+            let inputs = [source.input(&loaded)];
+            let run = grail_engine::check::run(&compiled.policy, &inputs, &[], &[], false, Some(0));
+            let docs = Texts::new(vec![(source.path.as_str(), source.text.as_str())]);
+            let mut report = report(&policy, &docs, &run.findings, Some(&name));
+            report.layers = Some(serde_json::json!([{"file": name, "layer": "security"}]));
+            report.now = run.now_read.then(|| serde_json::json!({"value": "1970-01-01T00:00:00Z"}));
+            listed += report.findings.len();
+            assert_eq!(line(&report), serde_json::to_string(&report).unwrap(), "{name}");
+        }
+        assert!(listed > 100, "too few findings to compare: {listed}");
+    }
+}
