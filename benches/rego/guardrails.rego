@@ -155,15 +155,10 @@ role_in(s, rs) := "U" if {
 	not role_ok(s)
 } else := truth(s.role in rs)
 
-# `present(s.scanner_class)`: a value of the wrong type is neither present
-# nor absent in grail, but unknown.
-scanner3(s) := "U" if {
-	not is_object(s)
-} else := "F" if {
-	not has(s, "scanner_class")
-} else := "T" if {
+scanner3(s) := "T" if {
+	is_object(s)
 	is_string(s.scanner_class)
-} else := "U"
+} else := "F"
 
 # A relation list: absent is [], a list of anything is a list (wrong
 # elements are invalid), anything else is invalid.
@@ -226,9 +221,9 @@ class_slots[c] := {"state": "list", "list": distinct_slots(t.roles)} if {
 }
 
 # Whether a slot is of a kind, three-valued: an invalid role is unknown.
-keep(s, "model") := and3(role_in(s, checker_roles), not3(scanner3(s)))
+keep(s, "model") := "F" if scanner3(s) == "T" else := "U" if not role_ok(s) else := truth(s.role in checker_roles)
 
-keep(s, "deterministic") := and3(role_is(s, "checker"), scanner3(s))
+keep(s, "deterministic") := "F" if scanner3(s) == "F" else := "U" if not role_ok(s) else := truth(s.role == "checker")
 
 keep(s, "generator") := "U" if not role_ok(s) else := truth(s.role == "generator")
 
@@ -570,24 +565,13 @@ findings contains finding("topology.duplicate_slot", sprintf("verification_topol
 
 # ------------------------------------------------------------ schema.version, escalation
 
-# `present(x) and x in {...}`: absent fails; a value of the wrong type is unknown.
-findings contains finding("schema.version", "binding.json", version_outcome) if {
+findings contains finding("schema.version", "binding.json", "F") if {
 	not input.schema_version == "1.0"
 }
 
-version_outcome := "U" if {
-	has(input, "schema_version")
-	not is_string(input.schema_version)
-} else := "F"
-
-findings contains finding("escalation.required_route", "binding", route_outcome) if {
+findings contains finding("escalation.required_route", "binding", "F") if {
 	not has(input.escalation_routes, "verification-divergence")
 }
-
-route_outcome := "U" if {
-	has(input, "escalation_routes")
-	not is_object(input.escalation_routes)
-} else := "F"
 
 # ------------------------------------------------------------ topology rules
 
@@ -635,19 +619,6 @@ findings contains finding("topology.model_checker_count", topology_subject(c), k
 model_checker_count(m, need) := "U" if {
 	not all_known([m], need)
 } else := truth(count(m.list) >= need.v)
-
-# `when present(t.roles)`: unknown when roles is invalid.
-findings contains finding(rule, topology_subject(c), "U") if {
-	some c, t in topology
-	roles_state(t) == "invalid"
-	some rule in ["topology.checker_count", "topology.model_checker_count"]
-}
-
-findings contains finding("topology.cross_vendor_population", topology_subject(c), "U") if {
-	some c, t in topology
-	cross_vendor[c] == "T"
-	roles_state(t) == "invalid"
-}
 
 # `for s in t.roles`: unknown when roles is invalid (or the topology is).
 findings contains finding(rule, topology_subject(c), "U") if {
@@ -698,21 +669,20 @@ label3(s, f) := "U" if {
 } else := capability_label(s[f])
 
 # `present(s.scanner_class) and capability_label(s.scanner_class)`; a value
-# of the wrong type is unknown in grail (the schema reports it).
+# of the wrong type is not `present` in grail (the schema reports it).
 scanner_label(s) := "U" if {
 	not is_object(s)
 } else := "F" if {
-	not has(s, "scanner_class")
+	not is_string(s.scanner_class)
 } else := capability_label(s.scanner_class)
 
 # `some f in (s.requires_feature ?? []): capability_label(f)`; a value that
-# is not a list (a type error the schema reports) is unknown: `??` gives the
-# default only for an absent value.
+# is not a list (a type error the schema reports) reads as grail reads it, `[]`.
 feature_label(s) := "U" if {
 	not is_object(s)
 } else := "F" if {
 	not has(s, "requires_feature")
-} else := "U" if {
+} else := "F" if {
 	not is_array(s.requires_feature)
 } else := some3([capability_label(f) | some f in s.requires_feature])
 
@@ -873,12 +843,7 @@ findings contains finding("merge.auto_requires_review", sprintf("merge_policy.%s
 
 equals3(v, want) := "U" if v == "U" else := truth(v == want)
 
-findings contains finding("merge.executor_cap", sprintf("merge_policy.%s", [c]), executor_outcome) if {
+findings contains finding("merge.executor_cap", sprintf("merge_policy.%s", [c]), "F") if {
 	some c in auto_classes
 	not input.executor_class == "self-operated"
 }
-
-executor_outcome := "U" if {
-	has(input, "executor_class")
-	not input.executor_class in executors
-} else := "F"
