@@ -23,8 +23,8 @@ functions! {
     "count" ["count(xs)", "count(x in xs by key)"]
         "the number of distinct identities in `xs` (scalars by value, records by their `identity` field), never the length of the list; with `by`, the number of distinct `key` values";
     "pairs" ["pairs(xs)"] "the unordered pairs of distinct identities (for `for (a, b) in pairs(xs)`)";
-    "present" ["present(x)"] "whether a value is there; unknown only for a value of the wrong type";
-    "absent" ["absent(x)"] "whether a value is missing; unknown only for a value of the wrong type";
+    "present" ["present(x)"] "whether a value is there; never unknown";
+    "absent" ["absent(x)"] "whether a value is missing; never unknown";
     "empty" ["empty(xs)"] "a list or map without entries";
     "max" ["max(a, b)", "max(xs)"]
         "the greater of two ints or ordered variants; of a list of ints or durations, the greatest (absent for none; an unknown entry makes it unknown)";

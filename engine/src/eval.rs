@@ -725,13 +725,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Sub(a, b)
             | ExprKind::Max(a, b)
             | ExprKind::Min(a, b) => vec![a, b],
-            ExprKind::Coalesce(a, b) => {
-                let x = self.eval(a);
-                if x.is_invalid() {
-                    return Some(x);
-                }
-                vec![b]
-            }
+            ExprKind::Coalesce(_, b) => vec![b],
             ExprKind::Let { value, body, .. } => {
                 let v = self.eval(value);
                 let found = self.first_absent(value);
@@ -942,10 +936,8 @@ impl<'a> Evaluator<'a> {
                 }
             }
             ExprKind::Coalesce(a, b) => {
-                // An invalid value is not an absent one: the default does not
-                // stand in for it, or a wrong type would read as a safe default.
                 let x = self.eval(a);
-                if x.is_absent() && !x.is_invalid() { self.eval(b) } else { x }
+                if x.is_absent() { self.eval(b) } else { x }
             }
             ExprKind::Concat(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
@@ -966,13 +958,7 @@ impl<'a> Evaluator<'a> {
                 let (x, y) = (self.eval(a), self.eval(b));
                 arithmetic(&e.kind, &x, &y)
             }
-            ExprKind::Present(x) => {
-                // Whether a value of a wrong type is there is unknown to rules,
-                // never a known absence: an invalid `scanner_class` does not
-                // make a deterministic checker a model slot.
-                let v = self.eval(x);
-                if v.is_invalid() { v } else { Val::bool(!v.is_absent()) }
-            }
+            ExprKind::Present(x) => Val::bool(!self.eval(x).is_absent()),
             ExprKind::Count(x) => {
                 let c = self.eval(x);
                 match &c.kind {

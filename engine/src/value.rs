@@ -272,12 +272,6 @@ impl Val {
         matches!(self.kind, ValKind::Absent)
     }
 
-    /// A value a document holds but that is not of its field's type: there,
-    /// yet unknown to rules (its type finding says why).
-    pub fn is_invalid(&self) -> bool {
-        self.is_absent() && matches!(self.origin, Origin::Document { .. })
-    }
-
     pub fn as_truth(&self) -> Truth {
         match self.kind {
             ValKind::Bool(true) => Truth::True,
