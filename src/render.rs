@@ -21,24 +21,13 @@ pub struct Texts<'a> {
     lines: Vec<std::sync::OnceLock<LineIndex>>,
     /// Which files are the shipped library's (a policy's; see [`Texts::shipped`]).
     shipped: Vec<bool>,
-    /// The positions [`Texts::position`] has found, made when it is first
-    /// called: every finding of a rule, in every report of a run, asks for
-    /// the position of the same declaration.
-    positions: std::sync::OnceLock<Box<[std::sync::OnceLock<Position>]>>,
 }
-
-/// A file, a byte offset in it, and its 1-based line and column.
-type Position = (u32, usize, usize, usize);
-
-/// How many positions [`Texts::position`] keeps: several times the rules of
-/// a policy, so that few share a slot.
-const POSITION_SLOTS: usize = 1024;
 
 impl<'a> Texts<'a> {
     /// The files as (path, text).
     pub fn new(files: Vec<(&'a str, &'a str)>) -> Texts<'a> {
         let lines = files.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Texts { files, lines, shipped: Vec::new(), positions: std::sync::OnceLock::new() }
+        Texts { files, lines, shipped: Vec::new() }
     }
 
     /// The same files, those flagged being the shipped library's, which
@@ -85,20 +74,7 @@ impl<'a> Texts<'a> {
     /// `path:line:column` of a policy location.
     pub fn position(&self, loc: Loc) -> Option<(&'a str, usize, usize)> {
         let (path, _) = self.get(loc.file)?;
-        let (file, offset) = (loc.file, loc.span.start);
-        // A slot holds the first position put in it; a position whose slot
-        // holds another is found again each time it is asked for.
-        let slots = self.positions.get_or_init(|| (0..POSITION_SLOTS).map(|_| std::sync::OnceLock::new()).collect());
-        let key = ((u64::from(file) << 32) ^ offset as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let slot = &slots[(key >> 54) as usize % POSITION_SLOTS];
-        let &(held_file, held_offset, line, column) = slot.get_or_init(|| {
-            let (line, column) = self.line_col(file, offset);
-            (file, offset, line, column)
-        });
-        if (held_file, held_offset) == (file, offset) {
-            return Some((path, line, column));
-        }
-        let (line, column) = self.line_col(file, offset);
+        let (line, column) = self.line_col(loc.file, loc.span.start);
         Some((path, line, column))
     }
 }
@@ -729,27 +705,6 @@ mod tests {
             push_number(&mut out, n);
             assert_eq!(out, serde_json::to_string(&n).unwrap());
         }
-    }
-
-    /// Every offset of two files, asked for twice: more offsets than the
-    /// positions kept, so slots are shared.
-    #[test]
-    fn positions_kept_are_the_positions_found() {
-        let one = "rule a {\n  é: 1\n}\n".repeat(200);
-        let two = "x\n\n  yz\r\n中文 w\n".repeat(150);
-        let texts = Texts::new(vec![("one.grail", one.as_str()), ("two.grail", two.as_str())]);
-        for _ in 0..2 {
-            for (file, (path, text)) in [("one.grail", &one), ("two.grail", &two)].into_iter().enumerate() {
-                let index = LineIndex::new(text);
-                for offset in (0..=text.len() + 1).rev() {
-                    let loc = Loc { file: file as u32, span: grail_lang::ast::Span::new(offset, offset + 1) };
-                    let (line, column) = index.line_col(text, offset);
-                    assert_eq!(texts.position(loc), Some((path, line, column)), "{path} at {offset}");
-                }
-            }
-        }
-        let outside = Loc { file: 2, span: grail_lang::ast::Span::new(0, 0) };
-        assert_eq!(texts.position(outside), None);
     }
 
     fn line(report: &Report<'_>) -> String {
