@@ -64,9 +64,9 @@ functions! {
     "bound_to" ["bound_to(x, \"layer\")"] "`x` was read from a document the invocation bound to that layer";
     "is_null" ["is_null(x)"]
         "`x` is null (a field declared `or null`); false for any other value and for an absent one, never unknown";
-    "text" ["text(f)"] "the content of an attached file";
+    "text" ["text(f)"] "the content of an attached file (absent when it is not UTF-8 text)";
     "lines" ["lines(f)"] "the lines of an attached file, or of a string, without their ends";
-    "sha256" ["sha256(f)"] "the lower-case hex SHA-256 of an attached file's bytes, or of a string";
+    "sha256" ["sha256(f)"] "the lower-case hex SHA-256 of an attached file's exact bytes (binary too), or of a string";
     "attached" ["attached(p)"] "the file the invocation attached under the recorded path `p` (`--attach p=FILE`)";
     "replace" ["replace(s, from, to)"] "every `from` in `s` replaced by `to`";
     "matches_glob" ["matches_glob(path, pattern)"]

@@ -676,10 +676,7 @@ impl Builtin {
 
     /// The built-in a call names (`in_net` is written `a in n`, never called).
     pub fn by_name(name: &str) -> Option<(Builtin, usize)> {
-        Builtin::ALL
-            .iter()
-            .find(|(n, b, _)| *n == name && *b != Builtin::InNet)
-            .map(|(_, b, a)| (*b, *a))
+        Builtin::ALL.iter().find(|(n, b, _)| *n == name && *b != Builtin::InNet).map(|(_, b, a)| (*b, *a))
     }
 
     /// The type of a call's value; `flatten`'s is its argument's entries'.

@@ -260,7 +260,8 @@ mod tests {
         assert_eq!(in_net("::ffff:10.0.0.1", "10.0.0.0/8"), Some(false));
         assert_eq!(in_net("10.0.0.1", "10.0.0.1/32"), Some(true));
         assert_eq!(in_net("localhost", "10.0.0.0/8"), None);
-        for bad in ["10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/08", "10.0.0.0", "::/129", "10.0.0.0/+8", "x/8", "10.0.0.0/"] {
+        for bad in ["10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/08", "10.0.0.0", "::/129", "10.0.0.0/+8", "x/8", "10.0.0.0/"]
+        {
             assert_eq!(parse_net(bad), None, "{bad}");
         }
         assert!(net_error("10.0.0.1/8").contains("`10.0.0.0/8`"), "{}", net_error("10.0.0.1/8"));
@@ -291,9 +292,21 @@ mod tests {
         assert_eq!(hostname("Egress.Example.COM.").as_deref(), Some("egress.example.com"));
         assert_eq!(tld("api.example.org.").as_deref(), Some("org"));
         let long = "a".repeat(64);
-        for bad in ["egress..example.com", ".example.com", "example.com..", "", "-a.com", "a-.com", "a_b.com", "127.1",
-            "0x7f.1", "1.2.3.4", "exa mple.com", "bücher.de", &format!("{long}.com")]
-        {
+        for bad in [
+            "egress..example.com",
+            ".example.com",
+            "example.com..",
+            "",
+            "-a.com",
+            "a-.com",
+            "a_b.com",
+            "127.1",
+            "0x7f.1",
+            "1.2.3.4",
+            "exa mple.com",
+            "bücher.de",
+            &format!("{long}.com"),
+        ] {
             assert_eq!(hostname(bad), None, "{bad}");
         }
         assert_eq!(hostname(&format!("{}.com", "a".repeat(63))).map(|h| h.len()), Some(67));

@@ -128,7 +128,11 @@ rule net.holds
 "#;
     twins(rules, "net.holds", &[("10.2.0.0/16", "10.1.0.0/16"), ("::/0", "0.0.0.0/0")]);
     // Host bits set, a length past the width, a leading zero: not a network.
-    unknown_twins(rules, "net.holds", &[("10.1.0.1/16", "10.1.0.0/16"), ("10.0.0.0/33", "10.0.0.0/8"), ("10.0.0.0/08", "10.0.0.0/8")]);
+    unknown_twins(
+        rules,
+        "net.holds",
+        &[("10.1.0.1/16", "10.1.0.0/16"), ("10.0.0.0/33", "10.0.0.0/8"), ("10.0.0.0/08", "10.0.0.0/8")],
+    );
 }
 
 #[test]
@@ -146,7 +150,11 @@ fn literals_are_checked_when_the_policy_compiles() {
         let db = Database::default();
         let set = PolicySet::new(&db, vec![SourceText::new(&db, "p.grail".into(), text, None)]);
         let compiled = compile_policy(&db, set);
-        let d = compiled.diagnostics.iter().find(|d| d.code == code).unwrap_or_else(|| panic!("{code}: {:#?}", compiled.diagnostics));
+        let d = compiled
+            .diagnostics
+            .iter()
+            .find(|d| d.code == code)
+            .unwrap_or_else(|| panic!("{code}: {:#?}", compiled.diagnostics));
         assert!(d.message.contains(says), "{}", d.message);
     }
 }
@@ -173,7 +181,8 @@ rule host.normal
             (&format!("{long}.example.com"), &format!("{fits}.example.com")),
             ("egress.example.com..", "egress.example.com."),
             (".example.com", "x.example.com"),
-            ("-egress.example.com", "e-gress.example.com"), ("egress-.example.com", "egress.example.com"),
+            ("-egress.example.com", "e-gress.example.com"),
+            ("egress-.example.com", "egress.example.com"),
             ("127.1", "127.a"),
         ],
     );
@@ -250,4 +259,38 @@ rule time.strict
         "time.strict",
         &[("2026-02-28T23:59:59.0001Z", "2026-02-28T23:59:59.001Z"), ("2026-02-28T23:59:60Z", "2026-02-28T23:59:59Z")],
     );
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn attached_files_are_hashed_over_their_exact_bytes() {
+    let p = policy(
+        r#"
+rule file.hash
+  require sha256(attached(doc.v)) == doc.w else fail "`{doc.v}` differs"
+rule file.text
+  require text(attached(doc.v)) != "" else fail "`{doc.v}` is empty"
+"#,
+    );
+    let doc = |hash: &str| format!("v: /out/blob.bin\nw: \"{hash}\"\n");
+    let utf16: &[u8] = &[0xff, 0xfe, b'o', 0, b'k', 0];
+    for bytes in [&[0x00, 0xff, 0x80, b'a', 0xc3][..], utf16, b"ok\n"] {
+        let given = [("/out/blob.bin", bytes)];
+        let (o, m) = judge(&p, "file.hash", &doc(&sha256_hex(bytes)), &given);
+        assert_eq!(o, Outcome::Pass, "{bytes:?}: {m}");
+        // The hash of what a lossy decoding would read is not the file's.
+        let lossy = String::from_utf8_lossy(bytes);
+        let (o, m) = judge(&p, "file.hash", &doc(&sha256_hex(lossy.as_bytes())), &given);
+        assert_eq!(o, if lossy.as_bytes() == bytes { Outcome::Pass } else { Outcome::Fail }, "{bytes:?}: {m}");
+    }
+    // The text of a file that is not UTF-8 is not established: never a lossy decoding a rule passes on.
+    let (o, m) = judge(&p, "file.text", &doc(""), &[("/out/blob.bin", &[b'o', 0xff])]);
+    assert_eq!(o, Outcome::Unknown, "{m}");
+    assert!(m.contains("not UTF-8 text"), "{m}");
+    let (o, m) = judge(&p, "file.text", &doc(""), &[("/out/blob.bin", b"ok")]);
+    assert_eq!(o, Outcome::Pass, "{m}");
 }
