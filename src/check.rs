@@ -409,6 +409,7 @@ fn check_one(
                 Err(_) => "",
                 Ok(i) => &files[*i].text,
             },
+            raw: read.as_ref().ok().and_then(|i| files[*i].raw.clone()),
         })
         .collect();
     let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));

@@ -41,7 +41,10 @@ functions! {
     "distinct" ["distinct(xs)"] "the first entry of every distinct identity";
     "flatten" ["flatten(xss)"] "the entries of a list of lists, in order";
     "int" ["int(s)"] "a string read as an integer (absent if it is not one)";
-    "timestamp" ["timestamp(s)"] "an RFC 3339 date-time as an instant (absent if malformed)";
+    "timestamp" ["timestamp(s)"]
+        "an RFC 3339 date-time as an instant (absent if malformed, calendar-invalid, or a `:60` second)";
+    "timestamp_millis" ["timestamp_millis(s)"]
+        "`timestamp(s)` with at most three fraction digits (upstream's strict form); absent otherwise";
     "now" ["now()"] "the time of the check: `--now`, else the machine's clock (the report says which)";
     "days" ["days(n)"] "a duration of `n` days";
     "hours" ["hours(n)"] "a duration of `n` hours";
@@ -61,9 +64,9 @@ functions! {
     "bound_to" ["bound_to(x, \"layer\")"] "`x` was read from a document the invocation bound to that layer";
     "is_null" ["is_null(x)"]
         "`x` is null (a field declared `or null`); false for any other value and for an absent one, never unknown";
-    "text" ["text(f)"] "the content of an attached file";
+    "text" ["text(f)"] "the content of an attached file (absent when it is not UTF-8 text)";
     "lines" ["lines(f)"] "the lines of an attached file, or of a string, without their ends";
-    "sha256" ["sha256(f)"] "the lower-case hex SHA-256 of an attached file's bytes, or of a string";
+    "sha256" ["sha256(f)"] "the lower-case hex SHA-256 of an attached file's exact bytes (binary too), or of a string";
     "attached" ["attached(p)"] "the file the invocation attached under the recorded path `p` (`--attach p=FILE`)";
     "replace" ["replace(s, from, to)"] "every `from` in `s` replaced by `to`";
     "matches_glob" ["matches_glob(path, pattern)"]
@@ -71,6 +74,23 @@ functions! {
     "resolve_path" ["resolve_path(base, p)"]
         "`p` against the folder `base` (unless `p` is absolute), `.` and `..` resolved by their text";
     "relative_path" ["relative_path(p, base)"] "`p` relative to the folder `base`; absent when `p` is not below `base`";
+    "ip" ["ip(s)"]
+        "an IPv4 or IPv6 address (optionally in brackets) in its canonical text; absent when `s` is not one";
+    "host_ip" ["host_ip(h)"]
+        "the address a URL host writes in any form a browser reads (`2130706433`, `0x7f.1`, `127.1`); absent for a domain name";
+    "net" ["net(s)"]
+        "a network `ADDRESS/LENGTH`, host bits zero; `ip(h) in net(\"10.0.0.0/8\")` is membership; absent when `s` is not one";
+    "embedded_ipv4" ["embedded_ipv4(a)"]
+        "the IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, NAT64, Teredo's client); empty for none";
+    "hostname" ["hostname(s)"]
+        "a DNS host name in lower case, one trailing dot removed; absent when a label is empty, too long or not letters, digits and `-`";
+    "tld" ["tld(s)"] "the last label of `hostname(s)`";
+    "in_domain" ["in_domain(h, d)"] "`hostname(h)` is `hostname(d)` or a name below it, on whole labels";
+    "normalize_path" ["normalize_path(p)"]
+        "`p` normalised by its text: back slashes, repeated slashes, `.` and `..`, roots `/`, `C:/`, `//host/share/`";
+    "path_parts" ["path_parts(p)"] "the root of `normalize_path(p)`, if any, then its segments";
+    "path_under" ["path_under(p, root)"]
+        "`p` is `root` or below it, on whole normalised segments (never by substring); absent when one is relative and the other not";
 }
 
 /// The built-in function of that name.

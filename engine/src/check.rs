@@ -34,6 +34,8 @@ pub struct Attachment<'a> {
     pub read: Result<(u32, &'a Result<Node, SyntaxError>), String>,
     /// The file's text, as read (empty when it was not read).
     pub text: &'a str,
+    /// The file's bytes when they are not UTF-8 text (`text` is then not its content).
+    pub raw: Option<std::sync::Arc<[u8]>>,
 }
 
 /// Whether a file is read as Markdown.
@@ -374,6 +376,7 @@ pub fn run(
                 Ok(_) => Ok(a.text.into()),
                 Err(reason) => Err(reason.clone()),
             },
+            raw: a.raw.clone(),
         })
         .collect();
     let roots =
@@ -632,8 +635,8 @@ fn resolve<'a>(attachments: &'a [Attachment<'a>], from: usize, path: &str) -> Re
         None => Resolved::Refused("not read".into()),
         Some(a) => match &a.read {
             Err(reason) => Resolved::Refused(reason.clone()),
-            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root, text: a.text },
-            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone(), text: a.text },
+            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root, text: a.text, raw: a.raw.clone() },
+            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone(), text: a.text, raw: a.raw.clone() },
         },
     }
 }

@@ -84,10 +84,10 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
 /// What a `ref` field's path turned out to be.
 pub enum Resolved<'a> {
     /// The file, read and parsed: document `doc` of the deployment.
-    Loaded { doc: u32, root: &'a Node, text: &'a str },
+    Loaded { doc: u32, root: &'a Node, text: &'a str, raw: Option<std::sync::Arc<[u8]>> },
     /// The file was read but is not well-formed (as JSON or YAML: its text
     /// is still the content of a `ref string`).
-    Broken { doc: u32, error: SyntaxError, text: &'a str },
+    Broken { doc: u32, error: SyntaxError, text: &'a str, raw: Option<std::sync::Arc<[u8]>> },
     /// The file was not read, and why.
     Refused(String),
 }
@@ -788,8 +788,12 @@ impl Cx<'_, '_> {
         };
         if field.ty == Ty::Str {
             return match (self.env.resolve)(target) {
-                Resolved::Loaded { text, .. } | Resolved::Broken { text, .. } => self.located(
-                    ValKind::File(std::sync::Arc::new(FileVal { path: target.as_str().into(), text: text.into() })),
+                Resolved::Loaded { text, raw, .. } | Resolved::Broken { text, raw, .. } => self.located(
+                    ValKind::File(std::sync::Arc::new(FileVal {
+                        path: target.as_str().into(),
+                        text: text.into(),
+                        raw,
+                    })),
                     node.span,
                 ),
                 Resolved::Refused(reason) => Val::missing(format!("`{target}` ({reason})"), Some(self.doc), node.span),

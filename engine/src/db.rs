@@ -26,6 +26,10 @@ pub struct SourceText {
     /// decoded, and is not read as a document).
     #[returns(copy)]
     pub read_error: Option<ReadError>,
+    /// The file's bytes when they are not its text (not UTF-8, or UTF-16):
+    /// an attached file is hashed over its exact bytes, never over `text`.
+    #[default]
+    pub raw: Option<std::sync::Arc<[u8]>>,
 }
 
 /// Why the bytes of a file could not be taken as its text.
@@ -43,16 +47,17 @@ impl SourceText {
     /// A source from the bytes of a file: decoded, or lossily decoded with the
     /// offset of the first byte that is not UTF-8.
     pub fn from_bytes(db: &dyn salsa::Database, path: String, bytes: Vec<u8>) -> SourceText {
-        let (text, error) = decode(bytes);
-        SourceText::new(db, path, text, error)
+        let (text, error, raw) = decode(bytes);
+        SourceText::builder(path, text, error).raw(raw).new(db)
     }
 
     /// Replaces the bytes of a source (an edit), decoded as by [`SourceText::from_bytes`].
     pub fn set_bytes(self, db: &mut Database, bytes: Vec<u8>) {
         use salsa::Setter as _;
-        let (text, error) = decode(bytes);
+        let (text, error, raw) = decode(bytes);
         self.set_text(db).to(text);
         self.set_read_error(db).to(error);
+        self.set_raw(db).to(raw);
     }
 
     /// A file the caller refused to read whole: it holds more than `limit`
@@ -67,15 +72,17 @@ fn show_size_bytes(bytes: u64) -> String {
 }
 
 /// The text of a file's bytes, and why it is not all of them.
-fn decode(bytes: Vec<u8>) -> (String, Option<ReadError>) {
+/// The text of `bytes`, why it is not all of them, and the bytes when it is not.
+fn decode(bytes: Vec<u8>) -> (String, Option<ReadError>, Option<std::sync::Arc<[u8]>>) {
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
-        return (String::new(), Some(ReadError::Utf16));
+        return (String::new(), Some(ReadError::Utf16), Some(bytes.into()));
     }
     match String::from_utf8(bytes) {
-        Ok(text) => (text, None),
+        Ok(text) => (text, None, None),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(ReadError::InvalidUtf8 { at }))
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            (text, Some(ReadError::InvalidUtf8 { at }), Some(e.into_bytes().into()))
         }
     }
 }
@@ -267,23 +274,25 @@ pub struct Source {
     pub path: String,
     pub text: String,
     pub read_error: Option<ReadError>,
+    /// The bytes when they are not the text (see [`SourceText::raw`]).
+    pub raw: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Source {
     /// As [`SourceText::from_bytes`].
     pub fn from_bytes(path: String, bytes: Vec<u8>) -> Source {
-        let (text, read_error) = decode(bytes);
-        Source { path, text, read_error }
+        let (text, read_error, raw) = decode(bytes);
+        Source { path, text, read_error, raw }
     }
 
     /// As [`SourceText::too_large`].
     pub fn too_large(path: String, limit: u64, size: Option<u64>) -> Source {
-        Source { path, text: String::new(), read_error: Some(ReadError::TooLarge { limit, size }) }
+        Source { path, text: String::new(), read_error: Some(ReadError::TooLarge { limit, size }), raw: None }
     }
 
     /// The source as a database input.
     pub fn into_input(self, db: &dyn salsa::Database) -> SourceText {
-        SourceText::new(db, self.path, self.text, self.read_error)
+        SourceText::builder(self.path, self.text, self.read_error).raw(self.raw).new(db)
     }
 
     /// The tree the checker reads, as the queries load it: `None` for a
@@ -386,7 +395,8 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
             }
         };
         let text = a.read.as_ref().map_or("", |src| src.text(db).as_str());
-        attached.push(check::Attachment { from, path: &a.path, read, text });
+        let raw = a.read.as_ref().ok().and_then(|src| src.raw(db).clone());
+        attached.push(check::Attachment { from, path: &a.path, read, text, raw });
     }
     for g in deployment.given(db) {
         let read = match &g.read {
@@ -397,7 +407,8 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
             }
         };
         let text = g.read.as_ref().map_or("", |src| src.text(db).as_str());
-        attached.push(check::Attachment { from: check::GIVEN, path: &g.recorded, read, text });
+        let raw = g.read.as_ref().ok().and_then(|src| src.raw(db).clone());
+        attached.push(check::Attachment { from: check::GIVEN, path: &g.recorded, read, text, raw });
     }
     documents.extend(extra);
     (documents, inputs, attached, bindings)

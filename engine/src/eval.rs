@@ -34,6 +34,8 @@ pub struct Roots<'a> {
 pub struct Given {
     pub recorded: String,
     pub text: Result<Arc<str>, String>,
+    /// The file's bytes when they are not UTF-8 text.
+    pub raw: Option<Arc<[u8]>>,
 }
 
 /// The most steps one rule may take over one deployment: an expression
@@ -518,12 +520,20 @@ impl<'a> Evaluator<'a> {
             Builtin::Sha256 => match content(&vals[0]) {
                 Some(t) => {
                     use sha2::Digest as _;
-                    let digest = sha2::Sha256::digest(t.as_bytes());
+                    // A file that is not UTF-8 text is hashed over its exact bytes.
+                    let bytes = match &vals[0].kind {
+                        V::File(f) => f.raw.as_deref().unwrap_or(t.as_bytes()),
+                        _ => t.as_bytes(),
+                    };
+                    let digest = sha2::Sha256::digest(bytes);
                     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
                     out(V::Str(hex.into()))
                 }
                 None => Val::unknown(),
             },
+            Builtin::Text | Builtin::Lines if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) => {
+                not_there(format!("the text of `{}` (the file is not UTF-8 text)", vals[0].display(self.policy)))
+            }
             Builtin::Text => match &vals[0].kind {
                 V::File(f) => out(V::Str(f.text.clone())),
                 _ => not_there(format!("`{}` (not an attached file)", vals[0].display(self.policy))),
@@ -574,11 +584,66 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => Val::unknown(),
             },
+            Builtin::Ip | Builtin::HostIp | Builtin::Hostname | Builtin::Tld | Builtin::NormalizePath => {
+                let Some(s) = string(&vals[0]) else { return Val::unknown() };
+                let (read, what) = match b {
+                    Builtin::Ip => (crate::net::ip(&s), "an IP address"),
+                    Builtin::HostIp => (crate::net::host_ip(&s), "a host written as an IP address"),
+                    Builtin::Hostname => (crate::net::hostname(&s), "a host name"),
+                    Builtin::Tld => (crate::net::tld(&s), "a host name"),
+                    _ => (crate::paths::normalize(&s), "a path"),
+                };
+                match read {
+                    Some(r) => out(V::Str(r.into())),
+                    None => not_there(format!("`{s}` (not {what})")),
+                }
+            }
+            Builtin::Net => match string(&vals[0]) {
+                Some(s) => match crate::net::parse_net(&s) {
+                    Some(n) => out(V::Str(n.to_string().into())),
+                    None => not_there(format!("`{s}` (not a network: {})", crate::net::net_error(&s))),
+                },
+                None => Val::unknown(),
+            },
+            Builtin::InNet | Builtin::InDomain | Builtin::PathUnder => {
+                let (Some(x), Some(y)) = (string(&vals[0]), string(&vals[1])) else { return Val::unknown() };
+                let (decided, what) = match b {
+                    Builtin::InNet => (crate::net::in_net(&x, &y), "is not an IP address"),
+                    Builtin::InDomain => (crate::net::in_domain(&x, &y), "is not a host name"),
+                    _ => {
+                        (crate::paths::under(&x, &y), "is not a path, or one of the two is relative and the other not")
+                    }
+                };
+                match decided {
+                    Some(d) => Val::bool(d),
+                    None => not_there(format!("whether `{x}` is in `{y}` (one of them {what})")),
+                }
+            }
+            Builtin::EmbeddedIpv4 | Builtin::PathParts => {
+                let Some(s) = string(&vals[0]) else { return Val::unknown() };
+                let read = match b {
+                    Builtin::EmbeddedIpv4 => crate::net::parse_ip(&s)
+                        .map(|a| crate::net::embedded_ipv4(a).iter().map(ToString::to_string).collect::<Vec<_>>()),
+                    _ => crate::paths::parts(&s),
+                };
+                match read {
+                    Some(items) => out(V::List(Arc::new(items.into_iter().map(|i| out(V::Str(i.into()))).collect()))),
+                    None if b == Builtin::EmbeddedIpv4 => not_there(format!("`{s}` (not an IP address)")),
+                    None => not_there(format!("`{s}` (not a path)")),
+                }
+            }
+            Builtin::TimestampMillis => match string(&vals[0]) {
+                Some(s) => match crate::time::rfc3339_millis(&s) {
+                    Some(t) => out(V::Time(t.into())),
+                    None => Val::new(V::Absent, origin.clone()),
+                },
+                None => Val::unknown(),
+            },
             Builtin::Attached => {
                 let Some(p) = string(&vals[0]) else { return Val::unknown() };
                 match self.given.iter().find(|g| g.recorded == *p) {
-                    Some(Given { text: Ok(text), .. }) => {
-                        out(V::File(Arc::new(FileVal { path: p, text: text.clone() })))
+                    Some(Given { text: Ok(text), raw, .. }) => {
+                        out(V::File(Arc::new(FileVal { path: p, text: text.clone(), raw: raw.clone() })))
                     }
                     Some(Given { text: Err(reason), .. }) => not_there(format!("`{p}` ({reason})")),
                     None => not_there(format!("`{p}` (no file was attached for it: `--attach {p}=FILE`)")),

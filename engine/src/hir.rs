@@ -339,6 +339,9 @@ pub enum Ty {
     Domain(EnumId),
     /// The unordered pairs of distinct identities of a list.
     Pairs(Box<Ty>),
+    /// A network of IP addresses (`net(s)`): held as its canonical text,
+    /// typed apart so that `ip(h) in net("10.0.0.0/8")` means membership.
+    Net,
     /// An expression whose type could not be established (already reported).
     Error,
 }
@@ -619,10 +622,34 @@ pub enum Builtin {
     Attached,
     /// `flatten(xss)`: the entries of a list of lists, in order.
     Flatten,
+    /// `ip(s)`: an IPv4 or IPv6 address in its canonical text (see [`crate::net`]).
+    Ip,
+    /// `host_ip(h)`: the address a URL host writes in any form the WHATWG URL Standard reads.
+    HostIp,
+    /// `net(s)`: a network `ADDRESS/LENGTH` ([`Ty::Net`]).
+    Net,
+    /// `a in net(...)`: not called by name; lowering writes it for `in` with a network on its right.
+    InNet,
+    /// `embedded_ipv4(a)`: the IPv4 addresses an IPv6 address carries.
+    EmbeddedIpv4,
+    /// `hostname(s)`: a DNS host name, lower case, one trailing dot removed, labels checked.
+    Hostname,
+    /// `tld(s)`: the last label of `hostname(s)`.
+    Tld,
+    /// `in_domain(h, d)`: `h` is the domain `d` or a name below it.
+    InDomain,
+    /// `normalize_path(p)`: a path normalised by its text (see [`crate::paths`]).
+    NormalizePath,
+    /// `path_parts(p)`: the root and segments of a normalised path.
+    PathParts,
+    /// `path_under(p, root)`: `p` is `root` or below it, on whole segments.
+    PathUnder,
+    /// `timestamp_millis(s)`: `timestamp(s)` with at most three fraction digits.
+    TimestampMillis,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin, usize); 10] = [
+    pub const ALL: [(&'static str, Builtin, usize); 22] = [
         ("is_null", Builtin::IsNull, 1),
         ("sha256", Builtin::Sha256, 1),
         ("text", Builtin::Text, 1),
@@ -633,10 +660,37 @@ impl Builtin {
         ("relative_path", Builtin::RelativePath, 2),
         ("attached", Builtin::Attached, 1),
         ("flatten", Builtin::Flatten, 1),
+        ("ip", Builtin::Ip, 1),
+        ("host_ip", Builtin::HostIp, 1),
+        ("net", Builtin::Net, 1),
+        ("in_net", Builtin::InNet, 2),
+        ("embedded_ipv4", Builtin::EmbeddedIpv4, 1),
+        ("hostname", Builtin::Hostname, 1),
+        ("tld", Builtin::Tld, 1),
+        ("in_domain", Builtin::InDomain, 2),
+        ("normalize_path", Builtin::NormalizePath, 1),
+        ("path_parts", Builtin::PathParts, 1),
+        ("path_under", Builtin::PathUnder, 2),
+        ("timestamp_millis", Builtin::TimestampMillis, 1),
     ];
 
+    /// The built-in a call names (`in_net` is written `a in n`, never called).
     pub fn by_name(name: &str) -> Option<(Builtin, usize)> {
-        Builtin::ALL.iter().find(|(n, _, _)| *n == name).map(|(_, b, a)| (*b, *a))
+        Builtin::ALL.iter().find(|(n, b, _)| *n == name && *b != Builtin::InNet).map(|(_, b, a)| (*b, *a))
+    }
+
+    /// The type of a call's value; `flatten`'s is its argument's entries'.
+    pub fn result(self) -> Ty {
+        match self {
+            Builtin::IsNull | Builtin::MatchesGlob | Builtin::InNet | Builtin::InDomain | Builtin::PathUnder => {
+                Ty::Bool
+            }
+            Builtin::Lines | Builtin::EmbeddedIpv4 | Builtin::PathParts => Ty::List(Box::new(Ty::Str)),
+            Builtin::Net => Ty::Net,
+            Builtin::TimestampMillis => Ty::Time,
+            Builtin::Flatten => Ty::Error,
+            _ => Ty::Str,
+        }
     }
 
     pub fn name(self) -> &'static str {

@@ -20,6 +20,8 @@ pub mod ide;
 pub mod layers;
 pub mod line_index;
 pub mod lower;
+pub mod net;
+pub mod paths;
 pub mod prebuilt;
 pub mod question;
 pub mod suggest;

@@ -249,6 +249,7 @@ impl Lowerer {
             Ty::Row(m) => format!("row of `{}`", self.matrix_name(*m)),
             Ty::Domain(e) => format!("enumeration `{}`", self.ty_name(&Ty::Enum(*e))),
             Ty::Pairs(t) => format!("pairs of {}", self.ty_name(t)),
+            Ty::Net => "network".into(),
             Ty::Error => "?".into(),
         }
     }
@@ -1808,6 +1809,17 @@ impl<'a> RuleLowerer<'a> {
             }
             B::In | B::NotIn => {
                 let (y, bt) = self.expr(b);
+                if bt == Ty::Net {
+                    // `ip(h) in net("10.0.0.0/8")`: membership of an address in a network.
+                    let (x, at) = self.expr(a);
+                    self.expect(&at, &Ty::Str, a);
+                    let found = ExprKind::Builtin(Builtin::InNet, vec![x, y]);
+                    return if op == B::In {
+                        (found, Ty::Bool)
+                    } else {
+                        (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e) })), Ty::Bool)
+                    };
+                }
                 let elem = match &bt {
                     Ty::List(t) => (**t).clone(),
                     Ty::Map(k, _) => (**k).clone(),
@@ -2159,6 +2171,14 @@ impl<'a> RuleLowerer<'a> {
                         self.expect(t, &Ty::Str, a);
                     }
                 }
+                // An address, a network, a host name or a path written in the policy is checked when it compiles.
+                for (i, a) in args.iter().enumerate() {
+                    if let ast::ExprKind::Lit(ast::Literal::Str(text, span)) = &a.kind
+                        && let Some((code, why)) = literal_refused(builtin, i, text)
+                    {
+                        self.lw.error(code, self.loc(*span), why);
+                    }
+                }
                 // A pattern written in the policy is checked when the policy compiles.
                 if builtin == Builtin::MatchesGlob
                     && let ast::ExprKind::Lit(ast::Literal::Str(p, span)) = &args[1].kind
@@ -2166,12 +2186,7 @@ impl<'a> RuleLowerer<'a> {
                 {
                     self.lw.error("bad-glob", self.loc(*span), format!("`{p}` is not a glob: {e}"));
                 }
-                let ty = match builtin {
-                    Builtin::IsNull | Builtin::MatchesGlob => Ty::Bool,
-                    Builtin::Lines => Ty::List(Box::new(Ty::Str)),
-                    _ => Ty::Str,
-                };
-                (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), ty)
+                (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), builtin.result())
             }
             n if crate::url::UrlPart::by_name(n).is_some() => {
                 if !arity(self.lw, 1, loc) {
@@ -2406,4 +2421,30 @@ fn doc_path(e: &ast::Expr, binders: &HashMap<String, DocKindId>) -> Option<Strin
 /// `1 cell`, `2 cells`.
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Why the string literal `text`, argument `i` of a call of `b`, can never
+/// be what the built-in reads (its error code and message), so that a
+/// policy's own addresses, networks, host names and paths are checked when
+/// it compiles, never found absent when it runs.
+fn literal_refused(b: Builtin, i: usize, text: &str) -> Option<(&'static str, String)> {
+    match b {
+        Builtin::Net if crate::net::parse_net(text).is_none() => {
+            Some(("bad-network", format!("`{text}` is not a network: {}", crate::net::net_error(text))))
+        }
+        Builtin::Ip if crate::net::parse_ip(text).is_none() => Some((
+            "bad-address",
+            format!("`{text}` is not an IP address (a dotted-quad IPv4 address or an IPv6 address)"),
+        )),
+        Builtin::Hostname | Builtin::Tld | Builtin::InDomain if crate::net::hostname(text).is_none() => {
+            Some(("bad-hostname", format!("`{text}` is not a host name")))
+        }
+        Builtin::NormalizePath | Builtin::PathParts | Builtin::PathUnder if crate::paths::parse(text).is_none() => {
+            Some(("bad-path", format!("`{text}` is not a path")))
+        }
+        Builtin::TimestampMillis if i == 0 && crate::time::rfc3339_millis(text).is_none() => {
+            Some(("bad-timestamp", format!("`{text}` is not an RFC 3339 date-time with at most three fraction digits")))
+        }
+        _ => None,
+    }
 }

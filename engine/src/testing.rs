@@ -355,14 +355,20 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Ok(_) => file(files, target).map_or("", |f| f.text),
             Err(_) => "",
         };
-        attachments.push(Attachment { from: at, path: written, read, text });
+        attachments.push(Attachment { from: at, path: written, read, text, raw: None });
     }
     // The files the case attaches under recorded paths; they are read as text only.
     let unread: Result<Node, SyntaxError> =
         Err(SyntaxError { message: "not a document".into(), span: grail_lang::ast::Span::default() });
     for (recorded, target) in &given {
         let text = file(files, target).map_or("", |f| f.text);
-        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text });
+        attachments.push(Attachment {
+            from: check::GIVEN,
+            path: recorded,
+            read: Ok((u32::MAX, &unread)),
+            text,
+            raw: None,
+        });
     }
     let bindings: Vec<Bound> = binds
         .into_iter()

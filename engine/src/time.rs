@@ -10,7 +10,22 @@
 
 /// Nanoseconds since 1970-01-01T00:00:00Z, or `None` when `s` is not an RFC 3339 date-time.
 pub fn rfc3339_nanos(s: &str) -> Option<i128> {
-    if !rfc3339_shape(s.as_bytes()) {
+    instant(s, 9)
+}
+
+/// [`rfc3339_nanos`] with at most three fraction digits (`timestamp_millis`):
+/// the strict form upstream's documents are held to.
+pub fn rfc3339_millis(s: &str) -> Option<i128> {
+    instant(s, 3)
+}
+
+/// `s` as an instant when it has the shape of RFC 3339 with at most
+/// `fraction` digits of a second, and a second below 60: jiff would read a
+/// leap second `:60` as `:59`, one instant for two texts, so the text is
+/// refused before jiff sees it (grail has no leap seconds to place it).
+fn instant(s: &str, fraction: usize) -> Option<i128> {
+    let b = s.as_bytes();
+    if !rfc3339_shape(b, fraction) || b[17] > b'5' {
         return None;
     }
     s.parse::<jiff::Timestamp>().ok().map(|t| t.as_nanosecond())
@@ -18,9 +33,10 @@ pub fn rfc3339_nanos(s: &str) -> Option<i128> {
 
 /// Whether `b` has the shape of an RFC 3339 `date-time` (section 5.6):
 /// `full-date "T" full-time`, `T` and `Z` in either case, a fraction of at
-/// least one digit (at most nine: jiff counts in nanoseconds), and an
+/// least one digit (at most `fraction`, never more than nine: jiff counts
+/// in nanoseconds), and an
 /// offset of `Z` or a sign with two-digit hours and minutes.
-fn rfc3339_shape(b: &[u8]) -> bool {
+fn rfc3339_shape(b: &[u8], fraction: usize) -> bool {
     let digits = |from: usize, to: usize| b.get(from..to).is_some_and(|p| p.iter().all(u8::is_ascii_digit));
     if b.len() < 20
         || !digits(0, 4)
@@ -40,7 +56,7 @@ fn rfc3339_shape(b: &[u8]) -> bool {
     let mut rest = &b[19..];
     if let Some(frac) = rest.strip_prefix(b".") {
         let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 || n > 9 {
+        if n == 0 || n > fraction {
             return false;
         }
         rest = &frac[n..];
@@ -81,7 +97,7 @@ pub const NANOS_PER_SECOND: i128 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {
-    use super::{rfc3339_nanos, show_duration, show_instant};
+    use super::{rfc3339_millis, rfc3339_nanos, show_duration, show_instant};
 
     const S: i128 = 1_000_000_000;
 
@@ -123,9 +139,28 @@ mod tests {
             "2026-08-11T24:00:00Z",
             "2026-08-11T09:00:00+24:00",
             "2026-08-11T09:00:00+23:60",
+            "2026-02-30T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2016-12-31T23:59:60.5Z",
+            "2026-08-11T09:00:61Z",
+            "2026-08-11T09:60:00Z",
         ] {
             assert_eq!(rfc3339_nanos(bad), None, "{bad}");
+            assert_eq!(rfc3339_millis(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn keeps_sub_millisecond_fractions_exact_and_the_strict_form_refuses_them() {
+        let a = rfc3339_nanos("2026-08-11T09:00:00.0001Z").unwrap();
+        let b = rfc3339_nanos("2026-08-11T09:00:00.0002Z").unwrap();
+        assert_eq!(b - a, 100_000);
+        assert_eq!(rfc3339_nanos("2026-08-11T09:00:00.123456789Z").unwrap() % S, 123_456_789);
+        assert_eq!(rfc3339_millis("2026-08-11T09:00:00.0001Z"), None);
+        assert_eq!(rfc3339_millis("2026-08-11T09:00:00.123Z").map(|t| t % S), Some(123_000_000));
+        assert_eq!(rfc3339_millis("2026-08-11T09:00:00Z"), rfc3339_nanos("2026-08-11T09:00:00Z"));
+        assert_eq!(rfc3339_millis("2016-12-31T23:59:59.999Z").map(|t| t % S), Some(999_000_000));
     }
 
     #[test]

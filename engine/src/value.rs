@@ -104,6 +104,9 @@ impl std::fmt::Debug for Nanos {
 pub struct FileVal {
     pub path: Arc<str>,
     pub text: Arc<str>,
+    /// The file's bytes when they are not UTF-8 text: `sha256` reads them,
+    /// and `text` and `lines` are unknown (`text` is then not the content).
+    pub raw: Option<Arc<[u8]>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

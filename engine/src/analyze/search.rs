@@ -357,6 +357,7 @@ impl Search<'_> {
                 path,
                 read: Ok((inputs.len() as u32, &read)),
                 text: ATTACHED,
+                raw: None,
             })
             .collect();
         let bindings: Vec<crate::layers::Bound> = docs

@@ -226,6 +226,7 @@ pub fn ty(policy: &Policy, t: &Ty) -> Value {
         Ty::Str => json!({"type": "string"}),
         Ty::Time => json!({"type": "time"}),
         Ty::Duration => json!({"type": "duration"}),
+        Ty::Net => json!({"type": "network"}),
         Ty::Id => json!({"type": "id"}),
         Ty::Enum(e) => json!({"type": "enum", "name": policy.enums.get(*e as usize).map(|d| d.name.clone())}),
         Ty::Record(r) => json!({"type": "record", "name": policy.records.get(*r as usize).map(|d| d.name.clone())}),

@@ -164,7 +164,7 @@ impl Defs<'_> {
             Ty::Str => json!({"type": "string"}),
             // Not the type of a field: documents write instants as strings.
             Ty::Time => json!({"type": "string", "format": "date-time"}),
-            Ty::Duration => json!({}),
+            Ty::Duration | Ty::Net => json!({}),
             Ty::Id => {
                 json!({"type": "string", "pattern": "^[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u2060-\\u2064\\ufeff]+$"})
             }

@@ -243,13 +243,11 @@ impl<'p> Trees<'p> {
                 let args: Vec<&Expr> = args.iter().collect();
                 let (v, tys) = self.op(b.name(), &args);
                 let ty = match b {
-                    crate::hir::Builtin::IsNull | crate::hir::Builtin::MatchesGlob => Some(Ty::Bool),
-                    crate::hir::Builtin::Lines => Some(Ty::List(Box::new(Ty::Str))),
                     crate::hir::Builtin::Flatten => match tys.into_iter().next().flatten() {
                         Some(Ty::List(inner)) => Some(*inner),
                         _ => None,
                     },
-                    _ => Some(Ty::Str),
+                    _ => Some(b.result()),
                 };
                 (v, ty)
             }

@@ -772,6 +772,11 @@ impl<'a> Resolver<'a> {
             "days" | "hours" | "minutes" | "seconds" => return Ty::Duration,
             "lower" | "trim_suffix" | "reason" => return Ty::Str,
             "split" => return Ty::List(Box::new(Ty::Str)),
+            n if let Some((b, _)) = crate::hir::Builtin::by_name(n)
+                && b != crate::hir::Builtin::Flatten =>
+            {
+                return b.result();
+            }
             "max" | "min" | "distinct" => return first,
             "pairs" => {
                 return match first {
@@ -830,6 +835,7 @@ pub fn ty_name(policy: &Policy, ty: &Ty) -> String {
         Ty::Str => "string".into(),
         Ty::Time => "time".into(),
         Ty::Duration => "duration".into(),
+        Ty::Net => "network".into(),
         Ty::Id => "id".into(),
         Ty::Enum(e) => policy.enums.get(*e as usize).map(|d| d.name.clone()).unwrap_or_default(),
         Ty::Record(r) => policy.records.get(*r as usize).map(|d| d.name.clone()).unwrap_or_default(),
