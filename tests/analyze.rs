@@ -130,8 +130,7 @@ fn a_some_over_an_optional_field_needs_no_present() {
     // the one that asks `present` first can each fire, and neither is warned about.
     let out = grail(&["analyze", "--policy", "tests/analyze/secret-scanner"]);
     assert!(out.starts_with("exit: 0"), "{out}");
-    assert!(!out.contains("warning"), "{out}");
-    assert!(!out.contains("dead"), "{out}");
+    assert!(out.contains("2 of 2 rules fire, 0 dead, 0 warnings"), "{out}");
     insta::assert_snapshot!(out);
 }
 

@@ -567,7 +567,9 @@ impl<'a> Evaluator<'a> {
                 (Some(p), Some(base)) => match relative_path(&p, &base) {
                     Some(r) => out(V::Str(r.into())),
                     // Not below it is a decided fact.
-                    None => Val::absent(format!("`{p}` relative to `{base}` (it is not below it)"), None, Span::default()),
+                    None => {
+                        Val::absent(format!("`{p}` relative to `{base}` (it is not below it)"), None, Span::default())
+                    }
                 },
                 _ => Val::unknown(),
             },
@@ -1063,7 +1065,9 @@ impl<'a> Evaluator<'a> {
             ExprKind::Max(a, b) | ExprKind::Min(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
                 // Absent in, absent out (unknown first).
-                if let Some(v) = [&x, &y].into_iter().find(|v| v.is_unknown()).or([&x, &y].into_iter().find(|v| v.is_absent())) {
+                if let Some(v) =
+                    [&x, &y].into_iter().find(|v| v.is_unknown()).or([&x, &y].into_iter().find(|v| v.is_absent()))
+                {
                     return v.clone();
                 }
                 match order(&x, &y) {
@@ -1160,7 +1164,8 @@ impl<'a> Evaluator<'a> {
                         Ok(i) => Val::new(V::Int(i), v.origin.clone()),
                         // Not an integer: missing evidence, never an invalid value of the document.
                         Err(_) => {
-                            let (doc, span) = v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                            let (doc, span) =
+                                v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
                             Val::missing(format!("`{}` (not an integer)", crate::value::shown(s)), doc, span)
                         }
                     },
@@ -1174,7 +1179,8 @@ impl<'a> Evaluator<'a> {
                         Some(t) => Val::new(V::Time(t.into()), v.origin.clone()),
                         // Malformed: missing evidence, never an invalid value of the document.
                         None => {
-                            let (doc, span) = v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                            let (doc, span) =
+                                v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
                             Val::missing(format!("`{}` (not an RFC 3339 date-time)", crate::value::shown(s)), doc, span)
                         }
                     },
@@ -1196,7 +1202,8 @@ impl<'a> Evaluator<'a> {
                 fold(*op, items, *durations).unwrap_or_else(|| match items.is_empty() {
                     // The least of nothing is not there: what needs it is missing evidence.
                     true => {
-                        let (doc, span) = l.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                        let (doc, span) =
+                            l.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
                         Val::missing(e.text.as_str(), doc, span)
                     }
                     false => Val::unknown(),

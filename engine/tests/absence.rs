@@ -225,7 +225,9 @@ fn what_is_read_below_an_absence_is_absent() {
     // A map without the entry, a list without the index, a field of an absent slot.
     let without = check(r#"{"name": "core", "labels": {"team": "ada"}, "slots": [{"name": "a"}]}"#);
     expect(&without, &[("is.entry", Fail), ("is.index", Fail), ("is.held", Fail)]);
-    let with = check(r#"{"name": "core", "labels": {"owner": "ada"}, "slots": [{"name": "a", "tags": ["ada"]}, {"name": "b"}]}"#);
+    let with = check(
+        r#"{"name": "core", "labels": {"owner": "ada"}, "slots": [{"name": "a", "tags": ["ada"]}, {"name": "b"}]}"#,
+    );
     expect(&with, &[("is.entry", Pass), ("is.index", Pass), ("is.held", Pass)]);
 }
 
@@ -295,14 +297,16 @@ fn a_scanner_of_the_wrong_type_makes_no_model_slot_and_no_empty_list() {
     // The issue's examples: `scanner: [frontier]` does not make `b` a model
     // slot (which would make two, and pass), and `tags: frontier` does not
     // read as `[]` (which would pass).
-    let invalid =
-        check(r#"{"name": "core", "slots": [{"name": "a"}, {"name": "b", "scanner": ["frontier"], "tags": "frontier"}]}"#);
+    let invalid = check(
+        r#"{"name": "core", "slots": [{"name": "a"}, {"name": "b", "scanner": ["frontier"], "tags": "frontier"}]}"#,
+    );
     assert_eq!(of(&invalid, "is.scanner_slots", "team.json").0, Unknown);
     let (o, why) = of(&invalid, "is.no_frontier_tag", "slots.b");
     assert_eq!(o, Unknown, "{why}");
     assert!(why.contains("invalid"), "{why}");
-    let valid =
-        check(r#"{"name": "core", "slots": [{"name": "a"}, {"name": "b", "scanner": "frontier", "tags": ["frontier"]}]}"#);
+    let valid = check(
+        r#"{"name": "core", "slots": [{"name": "a"}, {"name": "b", "scanner": "frontier", "tags": ["frontier"]}]}"#,
+    );
     assert_eq!(of(&valid, "is.scanner_slots", "team.json").0, Fail);
     assert_eq!(of(&valid, "is.no_frontier_tag", "slots.b").0, Fail);
     let absent = check(r#"{"name": "core", "slots": [{"name": "a"}, {"name": "b"}]}"#);

@@ -373,4 +373,3 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
         }
     }
 }
-

@@ -252,9 +252,7 @@ impl Mk<'_> {
         match d {
             DefaultDef::Value(v) => Sym::of_val(v),
             DefaultDef::Empty(_) => self.empty(ty),
-            DefaultDef::Column { matrix, column, .. } => {
-                self.cell(*matrix, *column).unwrap_or(Sym::absent(B::T, B::F))
-            }
+            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or(Sym::absent(B::T, B::F)),
         }
     }
 
@@ -426,7 +424,12 @@ impl Mk<'_> {
                 }
                 (
                     Node::List { present, entries: nodes },
-                    Sym { present, missing: present.negate(), decided: present.negate(), kind: Kind::List { entries, dense: true } },
+                    Sym {
+                        present,
+                        missing: present.negate(),
+                        decided: present.negate(),
+                        kind: Kind::List { entries, dense: true },
+                    },
                 )
             }
             Ty::Map(k, v) => match &**k {
