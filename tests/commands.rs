@@ -342,8 +342,9 @@ fn a_version_written_as_a_number_is_reported_as_written() {
     let out = grail(&["check", "tests/inputs/schema-version-number.yaml"]);
     assert!(out.contains("found the number `1.0`; quote it to write a string"), "{out}");
     assert!(!out.contains("`1`"), "{out}");
-    // The version rule reads the value as written there and invalid, never as absent.
-    assert!(out.contains("schema_version is `invalid`"), "{out}");
+    // The version rule reads the value as written there and invalid, never as
+    // absent: whether it is present is unknown, and so is the rule.
+    assert!(out.contains("UNKNOWN: cannot be established: a value it reads is invalid"), "{out}");
     assert!(!out.contains("schema_version is `absent`"), "{out}");
 }
 

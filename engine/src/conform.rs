@@ -346,9 +346,10 @@ impl Cx<'_, '_> {
         Val::new(kind, Origin::Document { doc: self.doc, span })
     }
 
-    /// An invalid value: unknown to rules, located for explanations.
+    /// An invalid value: marked as such (unknown to rules, `present` and
+    /// `??` included), located for explanations.
     fn invalid(&self, span: Span) -> Val {
-        self.located(ValKind::Absent, span)
+        Val::invalid(self.doc, span)
     }
 
     fn ty_name(&self, ty: &Ty) -> String {
@@ -763,8 +764,12 @@ impl Cx<'_, '_> {
                                     },
                                     span,
                                 );
+                                // Required and left out: missing evidence.
+                                Val::missing(here, Some(self.doc), span)
+                            } else {
+                                // Optional without a default: a decided absence.
+                                Val::absent(here, Some(self.doc), span)
                             }
-                            Val::missing(here, Some(self.doc), span)
                         }
                     }
                 }

@@ -8,7 +8,7 @@ use grail_lang::ast::Span;
 
 use crate::diagnostic::{Finding, Outcome, Provenance, Read, Step};
 use crate::hir::*;
-use crate::value::{FileVal, IdKey, Origin, Truth, Val, ValKind};
+use crate::value::{Absence, FileVal, IdKey, Origin, Truth, Val, ValKind};
 
 /// The documents a rule is evaluated over.
 pub struct Roots<'a> {
@@ -224,15 +224,17 @@ impl Walk<'_, '_> {
             ClauseDef::For { pattern, names, domain, filter, label } => {
                 let d = ev.eval(domain);
                 let Some(elements) = ev.elements(&d, pattern) else {
-                    // Missing is not applicable; present but unreadable is missing evidence.
-                    if let Some(what) = d.origin.missing() {
+                    // Absent or missing is not applicable; present but unreadable is missing evidence.
+                    if let Some(what) = d.origin.missing().filter(|_| !d.is_invalid()) {
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
+                    } else if d.is_known_absent() {
+                        self.emit(ev, Outcome::NotApplicable, format!("`{}` is absent", domain.text));
                     } else {
                         // The rule's own names (`model_slots(t)`) mean nothing to
                         // the document's author: say what is wrong with the document.
-                        let why = match &d.origin {
-                            Origin::Document { .. } => INVALID_READ,
-                            _ => "a collection it goes through could not be established",
+                        let why = match d.is_invalid() {
+                            true => INVALID_READ,
+                            false => "a collection it goes through could not be established",
                         };
                         self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
                     }
@@ -451,10 +453,10 @@ impl std::ops::Deref for Bound {
 /// type finding says what is wrong); never a name of the rule's own.
 fn missing_what(v: &Val) -> String {
     match &v.origin {
+        _ if v.is_invalid() => INVALID_READ.into(),
         // A file that was not read says which and why.
         Origin::Missing(m) if m.what.starts_with('`') => m.what.to_string(),
         Origin::Missing(m) => format!("`{}` is absent", m.what),
-        Origin::Document { .. } => INVALID_READ.into(),
         _ => UNESTABLISHED.into(),
     }
 }
@@ -494,8 +496,16 @@ impl<'a> Evaluator<'a> {
         if b == Builtin::IsNull {
             return Val::bool(matches!(vals[0].kind, V::Null));
         }
-        // What is not there makes the result not there, with its reason.
-        if let Some(absent) = vals.iter().find(|v| v.is_absent()) {
+        // What is not there makes the result not there, with its reason:
+        // unknown if an argument is, else absent (absent in, absent out).
+        if let Some(unknown) = vals.iter().find(|v| v.is_unknown()) {
+            return unknown.clone();
+        }
+        if let Some(absent) = vals.iter().find(|v| v.is_known_absent()) {
+            // An absent path matches no glob.
+            if b == Builtin::MatchesGlob {
+                return Val::bool(false);
+            }
             return absent.clone();
         }
         let origin = vals[0].origin.clone();
@@ -566,7 +576,10 @@ impl<'a> Evaluator<'a> {
             Builtin::RelativePath => match (string(&vals[0]), string(&vals[1])) {
                 (Some(p), Some(base)) => match relative_path(&p, &base) {
                     Some(r) => out(V::Str(r.into())),
-                    None => not_there(format!("`{p}` relative to `{base}` (it is not below it)")),
+                    // Not below it is a decided fact.
+                    None => {
+                        Val::absent(format!("`{p}` relative to `{base}` (it is not below it)"), None, Span::default())
+                    }
                 },
                 _ => Val::unknown(),
             },
@@ -576,6 +589,8 @@ impl<'a> Evaluator<'a> {
                     for l in lists.iter() {
                         match &l.kind {
                             V::List(items) => all.extend(items.iter().cloned()),
+                            // An absent entry holds nothing.
+                            _ if l.is_known_absent() => {}
                             // An entry that is not there makes the whole unknown, never shorter.
                             _ => return l.clone(),
                         }
@@ -595,6 +610,10 @@ impl<'a> Evaluator<'a> {
                 };
                 match read {
                     Some(r) => out(V::Str(r.into())),
+                    // A host name is decidedly no address; anything else is unreadable.
+                    None if b == Builtin::HostIp && crate::net::hostname(&s).is_some() => {
+                        Val::absent(format!("an address in `{s}` (a host name)"), None, Span::default())
+                    }
                     None => not_there(format!("`{s}` (not {what})")),
                 }
             }
@@ -635,7 +654,7 @@ impl<'a> Evaluator<'a> {
             Builtin::TimestampMillis => match string(&vals[0]) {
                 Some(s) => match crate::time::rfc3339_millis(&s) {
                     Some(t) => out(V::Time(t.into())),
-                    None => Val::new(V::Absent, origin.clone()),
+                    None => not_there(format!("`{s}` (not an RFC 3339 date-time with at most three fraction digits)")),
                 },
                 None => Val::unknown(),
             },
@@ -747,17 +766,19 @@ impl<'a> Evaluator<'a> {
     /// The invalid value of a document that makes `e` unknown, if that is why
     /// (a missing value is left unknown: absent is not the same as not applicable).
     fn invalid_read(&mut self, e: &Expr) -> Option<Val> {
-        self.first_absent(e).filter(|v| matches!(v.origin, Origin::Document { .. }))
+        self.first_absent(e, true).filter(Val::is_invalid)
     }
 
-    /// The first value an expression reads that is absent, for UNKNOWN messages.
+    /// The first value an expression reads that is unknown (else absent),
+    /// for UNKNOWN messages.
     pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
-        self.first_absent(e).map(|v| missing_what(&v))
+        self.first_absent(e, true).or_else(|| self.first_absent(e, false)).map(|v| missing_what(&v))
     }
 
-    /// The first value an expression reads that is absent (missing, or
-    /// invalid in its document), as it was read.
-    fn first_absent(&mut self, e: &Expr) -> Option<Val> {
+    /// The first value an expression reads that is unknown (missing, or
+    /// invalid in its document), or with `unknown` false absent in any way,
+    /// as it was read.
+    fn first_absent(&mut self, e: &Expr, unknown: bool) -> Option<Val> {
         let children: Vec<&Expr> = match &e.kind {
             ExprKind::Field(b, _) | ExprKind::Column(b, _) => vec![b],
             ExprKind::MapGet(a, b) => vec![a, b],
@@ -768,6 +789,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Distinct(b)
             | ExprKind::Entries(b)
             | ExprKind::ParseInt(b)
+            | ExprKind::Url(_, b)
             | ExprKind::Trim(b)
             | ExprKind::Timestamp(b)
             | ExprKind::DurationOf(_, b)
@@ -790,14 +812,21 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Sub(a, b)
             | ExprKind::Max(a, b)
             | ExprKind::Min(a, b) => vec![a, b],
-            ExprKind::Coalesce(_, b) => vec![b],
+            ExprKind::Coalesce(a, b) => {
+                // An invalid value is not replaced by the default: it is why the result is unknown.
+                let x = self.eval(a);
+                if x.is_invalid() {
+                    return Some(x);
+                }
+                vec![b]
+            }
             ExprKind::Let { value, body, .. } => {
                 let v = self.eval(value);
-                let found = self.first_absent(value);
+                let found = self.first_absent(value, unknown);
                 if let ExprKind::Let { slot, .. } = &e.kind {
                     self.env[*slot as usize] = v;
                 }
-                return found.or_else(|| self.first_absent(body));
+                return found.or_else(|| self.first_absent(body, unknown));
             }
             ExprKind::CountBy { domain, .. }
             | ExprKind::Quant { domain, .. }
@@ -805,12 +834,12 @@ impl<'a> Evaluator<'a> {
             _ => vec![],
         };
         for c in children {
-            if let Some(found) = self.first_absent(c) {
+            if let Some(found) = self.first_absent(c, unknown) {
                 return Some(found);
             }
         }
         let v = self.eval(e);
-        if v.is_absent()
+        if (if unknown { v.is_unknown() } else { v.is_absent() })
             && matches!(
                 e.kind,
                 ExprKind::Field(..)
@@ -819,6 +848,9 @@ impl<'a> Evaluator<'a> {
                     | ExprKind::Column(..)
                     | ExprKind::Now
                     | ExprKind::Builtin(..)
+                    | ExprKind::Url(..)
+                    | ExprKind::ParseInt(..)
+                    | ExprKind::Timestamp(..)
             )
         {
             return Some(v);
@@ -876,6 +908,8 @@ impl<'a> Evaluator<'a> {
                         .ok()
                         .and_then(|i| items.get(i).cloned())
                         .unwrap_or_else(|| absent_below(&l, &e.text)),
+                    _ if l.is_unknown() => l,
+                    _ if i.is_absent() => i,
                     _ if l.is_absent() => l,
                     _ => Val::unknown(),
                 }
@@ -886,7 +920,8 @@ impl<'a> Evaluator<'a> {
                 let b = self.eval(base);
                 match &b.kind {
                     V::Record(_, fields) => fields.get(*i).cloned().unwrap_or_else(Val::unknown),
-                    _ => absent_below(&b, &e.text),
+                    _ if b.is_absent() => b,
+                    _ => Val::unknown(),
                 }
             }
             ExprKind::Column(row, i) => {
@@ -898,13 +933,15 @@ impl<'a> Evaluator<'a> {
                         .get(m as usize)
                         .and_then(|d| d.cells.get(v as usize)?.get(*i).cloned())
                         .unwrap_or_else(Val::unknown),
-                    _ => absent_below(&r, &e.text),
+                    _ if r.is_absent() => r,
+                    _ => Val::unknown(),
                 }
             }
             ExprKind::MatrixRow(m, key) => {
                 let k = self.eval(key);
                 match k.kind {
                     V::Enum(_, v) => Val::computed(V::Row(*m, v)),
+                    V::Absent(_) => k,
                     _ => Val::unknown(),
                 }
             }
@@ -912,12 +949,15 @@ impl<'a> Evaluator<'a> {
                 let b = self.eval(base);
                 let k = self.eval(key);
                 match &b.kind {
+                    // An entry under a key that is not there is as absent or unknown as the key.
+                    V::Map(_) if k.is_absent() => k,
                     V::Map(entries) => entries
                         .iter()
                         .find(|(ek, _)| ek.same(&k) == Some(true))
                         .map(|(_, v)| v.clone())
                         .unwrap_or_else(|| absent_below(&b, &e.text)),
-                    _ => absent_below(&b, &e.text),
+                    _ if b.is_absent() => b,
+                    _ => Val::unknown(),
                 }
             }
             ExprKind::Not(x) => Val::truth(match self.eval(x).as_truth() {
@@ -954,6 +994,8 @@ impl<'a> Evaluator<'a> {
                 match cmp {
                     Cmp::Eq => x.same(&y).map_or_else(Val::unknown, Val::bool),
                     Cmp::Ne => x.same(&y).map_or_else(Val::unknown, |s| Val::bool(!s)),
+                    // An absence is decided: it is neither less nor more than anything.
+                    _ if x.is_known_absent() || y.is_known_absent() => Val::bool(false),
                     // Null is decided: it is neither less nor more than anything.
                     _ if (matches!(x.kind, V::Null) && !y.is_absent())
                         || (matches!(y.kind, V::Null) && !x.is_absent()) =>
@@ -973,10 +1015,17 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Tighter(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
+                if x.is_known_absent() || y.is_known_absent() {
+                    return Val::bool(false);
+                }
                 order(&x, &y).map_or_else(Val::unknown, |o| Val::bool(o.is_lt()))
             }
             ExprKind::In(x, coll) => {
                 let v = self.eval(x);
+                // An absence is in nothing.
+                if v.is_known_absent() {
+                    return Val::bool(false);
+                }
                 // `x in {"a", "b"}`: the literals are read in place, no list is built.
                 if let ExprKind::List(items) = &coll.kind
                     && items.iter().all(|i| matches!(i.kind, ExprKind::Lit(_)))
@@ -997,12 +1046,16 @@ impl<'a> Evaluator<'a> {
                         V::Enum(f, _) => Val::bool(f == *en),
                         _ => Val::unknown(),
                     },
+                    // An absent collection holds nothing.
+                    _ if c.is_known_absent() => member(&v, std::iter::empty()),
                     _ => Val::unknown(),
                 }
             }
             ExprKind::Coalesce(a, b) => {
+                // A default stands in for an absent value or missing evidence,
+                // never for an invalid value: a wrong type is no safe default.
                 let x = self.eval(a);
-                if x.is_absent() { self.eval(b) } else { x }
+                if x.is_absent() && !x.is_invalid() { self.eval(b) } else { x }
             }
             ExprKind::Concat(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
@@ -1010,6 +1063,8 @@ impl<'a> Evaluator<'a> {
                 let entries = |v: &Val| -> Option<Vec<Val>> {
                     match &v.kind {
                         V::List(p) => Some(p.to_vec()),
+                        // An absent list holds nothing.
+                        V::Absent(Absence::Known) => Some(Vec::new()),
                         V::Docs(k) => Some(self.all.get(*k as usize)?.iter().map(|(_, d)| d.clone()).collect()),
                         _ => None,
                     }
@@ -1023,7 +1078,12 @@ impl<'a> Evaluator<'a> {
                 let (x, y) = (self.eval(a), self.eval(b));
                 arithmetic(&e.kind, &x, &y)
             }
-            ExprKind::Present(x) => Val::bool(!self.eval(x).is_absent()),
+            ExprKind::Present(x) => {
+                // Whether an invalid value is there is unknown: never a known
+                // absence (an invalid `scanner_class` does not make a slot a model slot).
+                let v = self.eval(x);
+                if v.is_invalid() { v } else { Val::bool(!v.is_absent()) }
+            }
             ExprKind::Count(x) => {
                 let c = self.eval(x);
                 match &c.kind {
@@ -1035,13 +1095,17 @@ impl<'a> Evaluator<'a> {
                     V::Domain(en) => Val::computed(V::Int(
                         self.policy.enums.get(*en as usize).map_or(0, |d| d.variants.len()) as i64,
                     )),
+                    // An absent collection holds nothing.
+                    V::Absent(Absence::Known) => Val::computed(V::Int(0)),
                     _ if c.is_absent() => c,
                     _ => Val::unknown(),
                 }
             }
             ExprKind::CountBy { slot, domain, key } => {
                 let d = self.eval(domain);
-                let V::List(items) = &d.kind else { return Val::unknown() };
+                let V::List(items) = &d.kind else {
+                    return if d.is_known_absent() { Val::computed(V::Int(0)) } else { Val::unknown() };
+                };
                 let mut keys = Vec::with_capacity(items.len());
                 for item in items.iter() {
                     self.env[*slot as usize] = item.clone();
@@ -1063,11 +1127,18 @@ impl<'a> Evaluator<'a> {
                 match &c.kind {
                     V::List(items) => Val::bool(items.is_empty()),
                     V::Map(entries) => Val::bool(entries.is_empty()),
+                    V::Absent(Absence::Known) => Val::bool(true),
                     _ => c,
                 }
             }
             ExprKind::Max(a, b) | ExprKind::Min(a, b) => {
                 let (x, y) = (self.eval(a), self.eval(b));
+                // Absent in, absent out (unknown first).
+                if let Some(v) =
+                    [&x, &y].into_iter().find(|v| v.is_unknown()).or([&x, &y].into_iter().find(|v| v.is_absent()))
+                {
+                    return v.clone();
+                }
                 match order(&x, &y) {
                     None => Val::unknown(),
                     Some(o) => {
@@ -1078,7 +1149,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Pairs(x) => {
                 let c = self.eval(x);
-                let V::List(items) = &c.kind else { return c };
+                let V::List(items) = &c.kind else {
+                    return if c.is_known_absent() { Val::computed(V::Pairs(Arc::new(Vec::new()))) } else { c };
+                };
                 let Some(d) = distinct(self.policy, items) else { return Val::unknown() };
                 let n = d.len() as u64;
                 if !self.spend(n.saturating_mul(n.saturating_sub(1)) / 2) {
@@ -1104,6 +1177,7 @@ impl<'a> Evaluator<'a> {
                 let c = self.eval(x);
                 match &c.kind {
                     V::List(items) => Val::computed(V::Int(items.len() as i64)),
+                    V::Absent(Absence::Known) => Val::computed(V::Int(0)),
                     _ => c,
                 }
             }
@@ -1115,6 +1189,7 @@ impl<'a> Evaluator<'a> {
                         Val::new(V::List(Arc::new(parts)), v.origin.clone())
                     }
                     _ if v.is_absent() => v,
+                    _ if p.is_absent() => p,
                     _ => Val::unknown(),
                 }
             }
@@ -1125,6 +1200,7 @@ impl<'a> Evaluator<'a> {
                         Val::new(V::Str(s.strip_suffix(&**p).unwrap_or(s).into()), v.origin.clone())
                     }
                     _ if v.is_absent() => v,
+                    _ if p.is_absent() => p,
                     _ => Val::unknown(),
                 }
             }
@@ -1137,12 +1213,17 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Url(part, s) => {
                 let v = self.eval(s);
+                // A part the URL lacks is decidedly absent; a text that is no
+                // URL is missing evidence. Neither is an invalid value of the document.
+                let (doc, span) = v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
                 match v.as_str() {
                     Some(s) => match crate::url::url_part(s, *part) {
-                        Some(u) => Val::new(V::Str(u.into()), v.origin.clone()),
-                        None => Val::new(V::Absent, v.origin.clone()),
+                        Ok(Some(u)) => Val::new(V::Str(u.into()), v.origin.clone()),
+                        Ok(None) => Val::absent(e.text.as_str(), doc, span),
+                        Err(_) => Val::missing(format!("`{}` (not a URL)", crate::value::shown(s)), doc, span),
                     },
-                    None => v,
+                    None if v.is_absent() => v,
+                    None => Val::unknown(),
                 }
             }
             ExprKind::ParseInt(s) => {
@@ -1150,7 +1231,12 @@ impl<'a> Evaluator<'a> {
                 match &v.kind {
                     V::Str(s) | V::Id(s) => match s.parse::<i64>() {
                         Ok(i) => Val::new(V::Int(i), v.origin.clone()),
-                        Err(_) => Val::new(V::Absent, v.origin.clone()),
+                        // Not an integer: missing evidence, never an invalid value of the document.
+                        Err(_) => {
+                            let (doc, span) =
+                                v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                            Val::missing(format!("`{}` (not an integer)", crate::value::shown(s)), doc, span)
+                        }
                     },
                     _ => v,
                 }
@@ -1160,17 +1246,35 @@ impl<'a> Evaluator<'a> {
                 match &v.kind {
                     V::Str(s) | V::Id(s) => match crate::time::rfc3339_nanos(s) {
                         Some(t) => Val::new(V::Time(t.into()), v.origin.clone()),
-                        None => Val::new(V::Absent, v.origin.clone()),
+                        // Malformed: missing evidence, never an invalid value of the document.
+                        None => {
+                            let (doc, span) =
+                                v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                            Val::missing(format!("`{}` (not an RFC 3339 date-time)", crate::value::shown(s)), doc, span)
+                        }
                     },
                     _ => v,
                 }
             }
             ExprKind::Fold { op, list, durations } => {
                 let l = self.eval(list);
-                let V::List(items) = &l.kind else { return l };
+                // An absent list holds nothing.
+                let items: &[Val] = match &l.kind {
+                    V::List(items) => items,
+                    V::Absent(Absence::Known) => &[],
+                    _ => return l,
+                };
+                // An absent entry makes the result absent; an unknown one unknown.
+                if let Some(v) = items.iter().find(|v| v.is_unknown()).or(items.iter().find(|v| v.is_absent())) {
+                    return v.clone();
+                }
                 fold(*op, items, *durations).unwrap_or_else(|| match items.is_empty() {
                     // The least of nothing is not there: what needs it is missing evidence.
-                    true => absent_below(&l, &e.text),
+                    true => {
+                        let (doc, span) =
+                            l.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
+                        Val::missing(e.text.as_str(), doc, span)
+                    }
                     false => Val::unknown(),
                 })
             }
@@ -1192,6 +1296,8 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(s);
                 match &v.kind {
                     V::Str(s) | V::Id(s) => re.is_match(s).map_or_else(Val::unknown, Val::bool),
+                    // An absent string matches nothing.
+                    V::Absent(Absence::Known) => Val::bool(false),
                     _ => Val::unknown(),
                 }
             }
@@ -1211,10 +1317,10 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x);
                 let text = match &v.origin {
                     _ if !v.is_absent() => "present".to_string(),
+                    _ if v.is_invalid() => "the value is invalid".to_string(),
                     // A file that was not read says which and why; anything else is missing.
                     Origin::Missing(m) if m.what.starts_with('`') => m.what.to_string(),
                     Origin::Missing(m) => format!("`{}` is absent", m.what),
-                    Origin::Document { .. } => "the value is invalid".to_string(),
                     _ => "it is unknown".to_string(),
                 };
                 Val::computed(V::Str(text.into()))
@@ -1237,13 +1343,18 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x);
                 match &v.kind {
                     V::Str(s) | V::Id(s) => Val::new(V::Str(s.to_lowercase().into()), v.origin.clone()),
+                    V::Absent(_) => v,
                     _ => Val::unknown(),
                 }
             }
             ExprKind::List(items) => Val::computed(V::List(Arc::new(items.iter().map(|i| self.eval(i)).collect()))),
             ExprKind::Quant { every, pattern, domain, body } => {
                 let d = self.eval(domain);
-                let Some(elements) = self.elements(&d, pattern) else { return absent_below(&d, &e.text) };
+                // Over an absent collection as over an empty one.
+                if d.is_known_absent() {
+                    return Val::bool(*every);
+                }
+                let Some(elements) = self.elements(&d, pattern) else { return unknown_below(d) };
                 let mut unknown = false;
                 for (values, _) in elements {
                     self.bind(pattern, values);
@@ -1258,7 +1369,10 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Comprehension { value, pattern, domain, filter } => {
                 let d = self.eval(domain);
-                let Some(elements) = self.elements(&d, pattern) else { return absent_below(&d, &e.text) };
+                if d.is_known_absent() {
+                    return Val::computed(V::List(Arc::new(Vec::new())));
+                }
+                let Some(elements) = self.elements(&d, pattern) else { return unknown_below(d) };
                 let mut out = Vec::new();
                 for (values, _) in elements {
                     self.bind(pattern, values);
@@ -1311,6 +1425,9 @@ fn push_label(out: &mut String, v: &Val, n: usize, policy: &Policy) {
 /// `v in items`: true when an item is `v`; unknown when none is but one (or
 /// `v`) cannot be compared; false otherwise.
 fn member<'v>(v: &Val, items: impl Iterator<Item = &'v Val>) -> Val {
+    if v.is_known_absent() {
+        return Val::bool(false);
+    }
     let mut unknown = v.is_absent();
     for item in items {
         match item.same(v) {
@@ -1322,15 +1439,22 @@ fn member<'v>(v: &Val, items: impl Iterator<Item = &'v Val>) -> Val {
     if unknown { Val::unknown() } else { Val::bool(false) }
 }
 
-/// The absence of something below `parent`. Below an absent or invalid
-/// parent it is absent or invalid in the same way; below a present parent it
-/// is missing, located at the parent.
+/// The absence of something below `parent`. Below an absent, unknown or
+/// invalid parent it is absent, unknown or invalid in the same way; below a
+/// present parent (a map without the entry, a list without the index) it is
+/// decidedly absent, located at the parent.
 fn absent_below(parent: &Val, what: &str) -> Val {
     if parent.is_absent() {
         return parent.clone();
     }
     let (doc, span) = parent.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
-    Val::missing(what, doc, span)
+    Val::absent(what, doc, span)
+}
+
+/// What is read through a value that is no collection: as absent, unknown
+/// or invalid as the value is, else unknown.
+fn unknown_below(v: Val) -> Val {
+    if v.is_absent() { v } else { Val::unknown() }
 }
 
 /// `sum`, `min` or `max` of a list of ints or durations; `None` when an
@@ -1368,6 +1492,10 @@ pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
 /// Ints saturate; instants and durations are 128-bit nanoseconds.
 pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
     use ValKind as V;
+    // Absent in, absent out: unknown when a side is unknown, else absent when a side is.
+    if let Some(v) = [x, y].into_iter().find(|v| v.is_unknown()).or([x, y].into_iter().find(|v| v.is_absent())) {
+        return v.clone();
+    }
     let (add, sub) = (matches!(op, ExprKind::Add(..)), matches!(op, ExprKind::Sub(..)));
     let kind = match (&x.kind, &y.kind) {
         (V::Int(p), V::Int(q)) => V::Int(if add {

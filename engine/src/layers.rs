@@ -486,8 +486,11 @@ impl Merger<'_, '_> {
                         .fields
                         .iter()
                         .map(|f| {
-                            self.default_for(f, keys)
-                                .unwrap_or_else(|| Val::missing(join(path, &f.name), None, Default::default()))
+                            self.default_for(f, keys).unwrap_or_else(|| match f.optional {
+                                // Optional without a default: decidedly absent; required: missing.
+                                true => Val::absent(join(path, &f.name), None, Default::default()),
+                                false => Val::missing(join(path, &f.name), None, Default::default()),
+                            })
                         })
                         .collect(),
                 };
@@ -521,7 +524,7 @@ impl Merger<'_, '_> {
                         Some(j) => entries[j].1.clone(),
                         None => self
                             .default_for(field, keys)
-                            .unwrap_or_else(|| Val::missing(here.as_str(), None, Default::default())),
+                            .unwrap_or_else(|| Val::absent(here.as_str(), None, Default::default())),
                     };
                     let merged = self.tighten(&b, v, vt, field, &here, keys);
                     match at {

@@ -438,18 +438,18 @@ impl Lowerer {
         let loc = Loc { file, span: lit.span() };
         let origin = Origin::policy(loc);
         let kind = match (lit, ty) {
-            (_, Ty::Error) => ValKind::Absent,
+            (_, Ty::Error) => ValKind::Absent(crate::value::Absence::Unknown),
             (ast::Literal::Int(i, _), Ty::Int) => ValKind::Int(*i),
             (ast::Literal::Bool(b, _), Ty::Bool) => ValKind::Bool(*b),
             (ast::Literal::Str(s, _), Ty::Str) => ValKind::Str(s.as_str().into()),
             (ast::Literal::Str(s, _), Ty::Id) if is_identifier(s) => ValKind::Id(s.as_str().into()),
             (ast::Literal::Str(s, _), Ty::Enum(e)) => match self.variant_or_error(*e, s, loc) {
                 Some(v) => ValKind::Enum(*e, v),
-                None => ValKind::Absent,
+                None => ValKind::Absent(crate::value::Absence::Unknown),
             },
             (ast::Literal::Name(n), Ty::Enum(e)) => match self.variant_or_error(*e, &n.text, loc) {
                 Some(v) => ValKind::Enum(*e, v),
-                None => ValKind::Absent,
+                None => ValKind::Absent(crate::value::Absence::Unknown),
             },
             _ => {
                 let want = self.ty_name(ty);
@@ -458,7 +458,7 @@ impl Lowerer {
                     loc,
                     format!("expected a value of type `{want}`, found `{}`", print::literal(lit)),
                 );
-                ValKind::Absent
+                ValKind::Absent(crate::value::Absence::Unknown)
             }
         };
         Val::new(kind, origin)
@@ -1726,7 +1726,7 @@ impl<'a> RuleLowerer<'a> {
                 let loc = self.loc(*span);
                 let kind = match self.lw.variant_or_error(*en, s, loc) {
                     Some(v) => ValKind::Enum(*en, v),
-                    None => ValKind::Absent,
+                    None => ValKind::Absent(crate::value::Absence::Unknown),
                 };
                 (Expr { kind: ExprKind::Lit(Val::computed(kind)), text }, want.clone())
             }

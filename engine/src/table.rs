@@ -113,14 +113,14 @@ fn walk(t: &TableDef, i: usize, ev: &mut Evaluator<'_>, rows: &mut Vec<Row>) {
 /// as `name: value` in declaration order, an absent field with what is missing.
 fn cell(policy: &Policy, v: &Val) -> Cell {
     let text = match &v.kind {
-        ValKind::Absent => None,
+        ValKind::Absent(_) => None,
         ValKind::Record(r, fields) => {
             let names = policy.records.get(*r as usize).map(|d| d.fields.as_slice()).unwrap_or_default();
             let parts: Vec<String> = names
                 .iter()
                 .zip(fields.iter())
                 .map(|(n, f)| match (&f.kind, &f.origin) {
-                    (ValKind::Absent, Origin::Missing(m)) => format!("{}: (absent: {})", n.name, m.what),
+                    (ValKind::Absent(_), Origin::Missing(m)) => format!("{}: (absent: {})", n.name, m.what),
                     _ => format!("{}: {}", n.name, f.display(policy)),
                 })
                 .collect();

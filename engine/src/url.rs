@@ -43,38 +43,46 @@ impl UrlPart {
     }
 }
 
-/// The part of `s` read as an absolute URL; `None` when `s` is not one, or
-/// holds a control character or white space anywhere, or has no such part.
-pub fn url_part(s: &str, part: UrlPart) -> Option<String> {
+/// The part of `s` read as an absolute URL: `Err` when `s` is not one, or
+/// holds a control character or white space anywhere (missing evidence);
+/// `Ok(None)` when the URL has no such part (a decided absence).
+pub fn url_part(s: &str, part: UrlPart) -> Result<Option<String>, NotAUrl> {
     if s.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return None;
+        return Err(NotAUrl);
     }
-    let u = url::Url::parse(s).ok()?;
-    match part {
+    let u = url::Url::parse(s).map_err(|_| NotAUrl)?;
+    Ok(match part {
         UrlPart::Whole => Some(u.as_str().to_string()),
         UrlPart::Scheme => Some(u.scheme().to_string()),
         UrlPart::Host => u.host_str().filter(|h| !h.is_empty()).map(str::to_string),
         UrlPart::Path => Some(u.path().to_string()),
         UrlPart::Query => u.query().map(str::to_string),
         UrlPart::Fragment => u.fragment().map(str::to_string),
-    }
+    })
 }
+
+/// A text that is not an absolute URL (see [`url_part`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotAUrl;
 
 #[cfg(test)]
 mod tests {
-    use super::{UrlPart, url_part};
+    use super::{NotAUrl, UrlPart, url_part};
 
     #[test]
     fn reads_the_parts_of_a_url() {
         let u = "HTTPS://Tracker.Example:443/org/./repo/../repo/issues/2";
-        assert_eq!(url_part(u, UrlPart::Whole).as_deref(), Some("https://tracker.example/org/repo/issues/2"));
-        assert_eq!(url_part(u, UrlPart::Scheme).as_deref(), Some("https"));
-        assert_eq!(url_part(u, UrlPart::Host).as_deref(), Some("tracker.example"));
-        assert_eq!(url_part(u, UrlPart::Query), None);
-        assert_eq!(url_part("https://a.example/?", UrlPart::Query).as_deref(), Some(""));
-        assert_eq!(url_part("https://a.example/#x", UrlPart::Fragment).as_deref(), Some("x"));
-        assert_eq!(url_part("mailto:a@b.example", UrlPart::Host), None);
-        assert_eq!(url_part("file:///var/log/x", UrlPart::Path).as_deref(), Some("/var/log/x"));
+        assert_eq!(url_part(u, UrlPart::Whole).unwrap().as_deref(), Some("https://tracker.example/org/repo/issues/2"));
+        assert_eq!(url_part(u, UrlPart::Scheme).unwrap().as_deref(), Some("https"));
+        assert_eq!(url_part(u, UrlPart::Host).unwrap().as_deref(), Some("tracker.example"));
+        assert_eq!(url_part(u, UrlPart::Query), Ok(None));
+        assert_eq!(url_part("https://a.example/?", UrlPart::Query).unwrap().as_deref(), Some(""));
+        assert_eq!(url_part("https://a.example/#x", UrlPart::Fragment).unwrap().as_deref(), Some("x"));
+        // A URL without a host has decidedly none; a text that is no URL is unknown.
+        assert_eq!(url_part("mailto:a@b.example", UrlPart::Host), Ok(None));
+        assert_eq!(url_part("mailto:a@b.example", UrlPart::Scheme), Ok(Some("mailto".into())));
+        assert_eq!(url_part("relative/path", UrlPart::Host), Err(NotAUrl));
+        assert_eq!(url_part("file:///var/log/x", UrlPart::Path).unwrap().as_deref(), Some("/var/log/x"));
     }
 
     #[test]
@@ -90,7 +98,7 @@ mod tests {
             "relative/path",
             "",
         ] {
-            assert_eq!(url_part(bad, UrlPart::Whole), None, "{bad:?}");
+            assert_eq!(url_part(bad, UrlPart::Whole), Err(NotAUrl), "{bad:?}");
         }
     }
 }

@@ -115,10 +115,28 @@ pub struct Val {
     pub origin: Origin,
 }
 
+/// Why there is no value (see [`ValKind::Absent`] and "Absent, unknown and
+/// invalid" in docs/language.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Absence {
+    /// Known absent, a decided fact: an optional field without a default
+    /// that the document leaves out, and what is read below it; a map entry
+    /// or list index that is not there. Comparisons with it are decided.
+    Known,
+    /// Missing evidence: what could not be established (a required field
+    /// left out, a file not read, a document kind not checked, `now()` not
+    /// given, a function that could not read its argument).
+    Unknown,
+    /// A value the document holds that is not of its field's type (or
+    /// outside its vocabulary, below its minimum): unknown everywhere,
+    /// `present` and `??` included.
+    Invalid,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ValKind {
-    /// Unknown: missing, or not of its declared type.
-    Absent,
+    /// No value, and why.
+    Absent(Absence),
     /// Null, written by a document in a field declared `or null`: a value of
     /// its own, equal only to null, never absent.
     Null,
@@ -241,13 +259,27 @@ impl Val {
         Val { kind, origin: Origin::Computed }
     }
 
-    /// A missing value: a `String` given is kept, not copied.
+    /// Missing evidence, and what is missing: a `String` given is kept, not copied.
     pub fn missing(what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {
-        Val { kind: ValKind::Absent, origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span })) }
+        Val::lacking(Absence::Unknown, what, doc, span)
+    }
+
+    /// A known absence (decided), and what is absent.
+    pub fn absent(what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {
+        Val::lacking(Absence::Known, what, doc, span)
+    }
+
+    fn lacking(why: Absence, what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {
+        Val { kind: ValKind::Absent(why), origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span })) }
+    }
+
+    /// An invalid value of a document, located where the document holds it.
+    pub fn invalid(doc: u32, span: Span) -> Val {
+        Val::new(ValKind::Absent(Absence::Invalid), Origin::Document { doc, span })
     }
 
     pub fn unknown() -> Val {
-        Val::computed(ValKind::Absent)
+        Val::computed(ValKind::Absent(Absence::Unknown))
     }
 
     pub fn bool(b: bool) -> Val {
@@ -271,8 +303,24 @@ impl Val {
         }
     }
 
+    /// No value: known absent, unknown or invalid.
     pub fn is_absent(&self) -> bool {
-        matches!(self.kind, ValKind::Absent)
+        matches!(self.kind, ValKind::Absent(_))
+    }
+
+    /// Known absent: a decided absence.
+    pub fn is_known_absent(&self) -> bool {
+        matches!(self.kind, ValKind::Absent(Absence::Known))
+    }
+
+    /// Unknown: missing evidence or invalid (no value, and not a decided absence).
+    pub fn is_unknown(&self) -> bool {
+        matches!(self.kind, ValKind::Absent(Absence::Unknown | Absence::Invalid))
+    }
+
+    /// A value the document holds that is not of its type.
+    pub fn is_invalid(&self) -> bool {
+        matches!(self.kind, ValKind::Absent(Absence::Invalid))
     }
 
     pub fn as_truth(&self) -> Truth {
@@ -283,7 +331,8 @@ impl Val {
         }
     }
 
-    /// Equality of meaning, ignoring provenance; `None` when either side is unknown.
+    /// Equality of meaning, ignoring provenance; `None` when either side is
+    /// unknown. A known absence equals nothing, not even another one.
     pub fn same(&self, other: &Val) -> Option<bool> {
         use ValKind::*;
         // Two scalars are the same when their identities are: one equality for both.
@@ -291,7 +340,8 @@ impl Val {
             return Some(a == b);
         }
         Some(match (&self.kind, &other.kind) {
-            (Absent, _) | (_, Absent) => return None,
+            (Absent(Absence::Known), _) | (_, Absent(Absence::Known)) => false,
+            (Absent(_), _) | (_, Absent(_)) => return None,
             (Row(m, a), Row(n, b)) => m == n && a == b,
             (List(a), List(b)) => {
                 if a.len() != b.len() {
@@ -307,6 +357,10 @@ impl Val {
             (Record(r, a), Record(s, b)) => {
                 r == s && {
                     for (x, y) in a.iter().zip(b.iter()) {
+                        // Two records are one when each field is absent in both or the same in both.
+                        if x.is_unknown() || y.is_unknown() {
+                            return None;
+                        }
                         match (x.is_absent(), y.is_absent()) {
                             (true, true) => continue,
                             (false, false) if x.same(y)? => continue,
@@ -376,8 +430,9 @@ impl Val {
     pub fn display(&self, policy: &Policy) -> String {
         match &self.kind {
             // Written in the document, but not a value of its type: its type finding says why.
-            ValKind::Absent if matches!(self.origin, Origin::Document { .. }) => "invalid".into(),
-            ValKind::Absent => "absent".into(),
+            ValKind::Absent(Absence::Invalid) => "invalid".into(),
+            ValKind::Absent(Absence::Known) => "absent".into(),
+            ValKind::Absent(Absence::Unknown) => "unknown".into(),
             ValKind::Null => "null".into(),
             ValKind::File(f) => shown(&f.path).into_owned(),
             ValKind::Bool(b) => b.to_string(),
@@ -424,7 +479,7 @@ impl Val {
                 let id = policy.records.get(*r as usize)?.identity?;
                 Some(fields.get(id)?.display(policy))
             }
-            ValKind::Absent | ValKind::List(_) | ValKind::Map(_) | ValKind::Pairs(_) | ValKind::Docs(_) => None,
+            ValKind::Absent(_) | ValKind::List(_) | ValKind::Map(_) | ValKind::Pairs(_) | ValKind::Docs(_) => None,
             _ => Some(self.display(policy)),
         }
     }

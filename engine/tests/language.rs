@@ -154,8 +154,12 @@ fn sums_count_every_entry_and_an_unknown_entry_is_unknown() {
     assert_eq!(outcome(&ok, "r.total", "run.yaml").0, Outcome::Pass);
     let over = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {credit: 5}, {credit: 1}]\n")], None);
     assert_eq!(outcome(&over, "r.total", "run.yaml"), (Outcome::Fail, "11 in all, 5 at most, 1 at least".into()));
-    let unknown = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {}]\n")], None);
+    // An entry of the wrong type is unknown, and so is the sum.
+    let unknown = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {credit: five}]\n")], None);
     assert_eq!(outcome(&unknown, "r.total", "run.yaml").0, Outcome::Unknown);
+    // A credit left out is absent, and so is the sum: no comparison with it holds.
+    let absent = check(CREDITS, &[("run.yaml", "items: [{credit: 5}, {}]\n")], None);
+    assert_eq!(outcome(&absent, "r.total", "run.yaml").0, Outcome::Fail);
     // The least of no credits is not there: UNKNOWN, never a pass.
     let none = check(CREDITS, &[("run.yaml", "items: []\n")], None);
     assert_eq!(outcome(&none, "r.total", "run.yaml").0, Outcome::Unknown);
@@ -269,7 +273,8 @@ fn null_is_a_value_of_its_own_decided_in_every_comparison() {
     // Absent is not null: the rule says `present(...)`, so it fails, never passes.
     assert_eq!(outcome(&f, "receipts.exit_zero", "receipts.t2").0, Outcome::Fail);
     assert_eq!(outcome(&f, "receipts.null_is_decided", "receipts.t1").0, Outcome::Pass);
-    assert_eq!(outcome(&f, "receipts.null_is_decided", "receipts.t2").0, Outcome::Unknown);
+    // Absent is decided too: neither less nor more than anything, and not null.
+    assert_eq!(outcome(&f, "receipts.null_is_decided", "receipts.t2").0, Outcome::Fail);
     // A field without `or null` refuses null.
     let strict =
         jsonl(&[r#"{"kind": "tool-receipts"}"#, r#"{"tool_use_id": "t0", "command": "x", "strict_code": null}"#]);

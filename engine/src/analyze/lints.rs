@@ -8,11 +8,6 @@
 //! - `entries-count`: `entries(xs)` in an order comparison (`>=`, `<`, ...),
 //!   or over records that declare an identity: that is counting things, and
 //!   `entries` counts duplicates; `count` counts distinct identities.
-//! - `absent-in-some`: `some x in xs: x.f == v` in a `require`, where `f` is an optional
-//!   field without a default and the body never asks `present(x.f)`: an
-//!   entry that leaves `f` out makes the comparison unknown, so when no entry
-//!   matches the `some` is UNKNOWN instead of false, and the rule can only
-//!   warn where it means to fail (issue: a topology with no secret scanner).
 //! - `unnormalised-compare`: a string field that some rule normalises
 //!   (`lower`, `trim_suffix`) is compared raw (`==`, `!=`, `in`) elsewhere:
 //!   the policy itself says its values need normalising before comparison.
@@ -37,8 +32,6 @@ struct Cx<'p> {
     env: Vec<T>,
     /// What a `let` slot holds, to see through it.
     lets: BTreeMap<Slot, Expr>,
-    /// Whether the expression walked is the rule's `require` (not a `for`, `let` or `when`).
-    in_require: bool,
 }
 
 fn of_ty(ty: &Ty, site: Option<(RecordId, usize)>) -> T {
@@ -191,9 +184,8 @@ fn children(e: &Expr) -> Vec<&Expr> {
 
 /// The rule's clauses, walked with their `for` bindings.
 fn each_expr(policy: &Policy, rule: &RuleDef, visit: &mut dyn FnMut(&mut Cx<'_>, &Expr)) {
-    let mut cx = Cx { policy, env: vec![T::Other; rule.slots as usize], lets: BTreeMap::new(), in_require: false };
+    let mut cx = Cx { policy, env: vec![T::Other; rule.slots as usize], lets: BTreeMap::new() };
     for c in rule.clauses.iter() {
-        cx.in_require = matches!(c, ClauseDef::Require { .. });
         match c {
             ClauseDef::For { pattern, domain, filter, .. } => {
                 walk(&mut cx, domain, visit);
@@ -249,7 +241,6 @@ pub fn lints(policy: &Policy) -> Vec<PolicyDiagnostic> {
     for rule in &policy.rules {
         vacuous(policy, rule, &mut out);
         entries_count(policy, rule, &mut out);
-        absent_in_some(policy, rule, &mut out);
     }
     unnormalised(policy, &mut out);
     out
@@ -380,74 +371,5 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
                 ),
             ));
         }
-    }
-}
-
-/// Every sub-expression of `e`, the bodies of bindings included.
-fn each_below<'e>(e: &'e Expr, visit: &mut dyn FnMut(&'e Expr)) {
-    visit(e);
-    let below: Vec<&Expr> = match &e.kind {
-        ExprKind::Let { value, body, .. } => vec![value, body],
-        ExprKind::Quant { domain, body, .. } => vec![domain, body],
-        ExprKind::Comprehension { value, domain, filter, .. } => {
-            let mut v: Vec<&Expr> = vec![domain, value];
-            v.extend(filter.as_deref());
-            v
-        }
-        ExprKind::CountBy { domain, key, .. } => vec![domain, key],
-        _ => children(e),
-    };
-    for c in below {
-        each_below(c, visit);
-    }
-}
-
-fn absent_in_some(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic>) {
-    let mut found: BTreeSet<String> = BTreeSet::new();
-    each_expr(policy, rule, &mut |cx, e| {
-        // In a `require`, an unknown `some` hides a FAIL; in a `for` filter or a `when`, it makes
-        // the rule UNKNOWN where it would not apply, which is the cautious side.
-        if !cx.in_require {
-            return;
-        }
-        let ExprKind::Quant { every: false, pattern: PatternDef::One(slot), domain, body } = &e.kind else { return };
-        let T::List(elem) = cx.ty(domain) else { return };
-        let T::Rec(r) = *elem else { return };
-        let def = &policy.records[r as usize];
-        // `x.f` of the quantifier's own element, by field index.
-        let own = |x: &Expr| match &x.kind {
-            ExprKind::Field(base, i) if matches!(base.kind, ExprKind::Var(s) if s == *slot) => Some(*i),
-            _ => None,
-        };
-        let mut guarded = BTreeSet::new();
-        let mut compared: Vec<(usize, String)> = Vec::new();
-        each_below(body, &mut |x| match &x.kind {
-            ExprKind::Present(f) | ExprKind::Coalesce(f, _) => guarded.extend(own(f)),
-            ExprKind::Compare(Cmp::Eq | Cmp::Ne, a, b) | ExprKind::In(a, b) => {
-                for side in [a, b] {
-                    if let Some(i) = own(side) {
-                        compared.push((i, side.text.clone()));
-                    }
-                }
-            }
-            _ => {}
-        });
-        for (i, text) in compared {
-            let Some(f) = def.fields.get(i) else { continue };
-            if f.optional && f.default.is_none() && !guarded.contains(&i) {
-                found.insert(text);
-            }
-        }
-    });
-    for x in found {
-        out.push(warning(
-            "absent-in-some",
-            rule,
-            format!(
-                "`{x}` in a `some` of `{}` is an optional field: an entry that leaves it out makes the comparison unknown, so with no match the rule is UNKNOWN, never FAIL",
-                rule.id
-            ),
-            format!("ask for it first (`present({x}) and ...`), or give the field a default"),
-        ));
     }
 }

@@ -190,7 +190,7 @@ impl Mk<'_> {
     /// A scalar over `atoms`, there exactly when `present` holds.
     fn scalar(&mut self, atoms: Vec<Atom>, present: B) -> (Node, Sym) {
         if present == B::F || atoms.is_empty() {
-            return (Node::absent(), Sym::absent(B::T));
+            return (Node::absent(), Sym::absent(B::T, B::T));
         }
         let alts: Vec<(Atom, B)> = if atoms.len() == 1 {
             vec![(atoms[0].clone(), present)]
@@ -206,7 +206,7 @@ impl Mk<'_> {
             atoms.into_iter().zip(lits).collect()
         };
         let node = Node::Scalar { present, alts: alts.clone() };
-        (node, Sym { present, missing: present.negate(), kind: Kind::Scalar(alts) })
+        (node, Sym { present, missing: present.negate(), decided: present.negate(), kind: Kind::Scalar(alts) })
     }
 
     fn pool(&self, site: Site) -> Vec<Atom> {
@@ -231,13 +231,14 @@ impl Mk<'_> {
                     .iter()
                     .map(|f| match &f.default {
                         Some(d @ (DefaultDef::Value(_) | DefaultDef::Empty(_))) => self.default(d, &f.ty),
-                        _ => Sym::absent(B::T),
+                        // Optional without a default: known absent; else missing evidence (as `conform`).
+                        d => Sym::absent(B::T, B::constant(d.is_none() && f.optional)),
                     })
                     .collect();
                 Sym::with(B::T, Kind::Record(*r, syms))
             }
             Ty::Map(..) => Sym::with(B::T, Kind::Map(Vec::new())),
-            _ => Sym::absent(B::T),
+            _ => Sym::absent(B::T, B::F),
         }
     }
 
@@ -251,7 +252,7 @@ impl Mk<'_> {
         match d {
             DefaultDef::Value(v) => Sym::of_val(v),
             DefaultDef::Empty(_) => self.empty(ty),
-            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or(Sym::absent(B::T)),
+            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or(Sym::absent(B::T, B::F)),
         }
     }
 
@@ -280,7 +281,8 @@ impl Mk<'_> {
                 // Nothing reads it: the document leaves it out.
                 let sym = match &f.default {
                     Some(d) if !matches!(f.ty, Ty::Map(..)) => self.default(d, &f.ty),
-                    _ => Sym::absent(B::T),
+                    // Left out: known absent when optional, missing evidence when required.
+                    _ => Sym::absent(B::T, B::constant(f.optional)),
                 };
                 nodes.push((f.name.clone(), Node::absent()));
                 syms.push(sym);
@@ -333,7 +335,7 @@ impl Mk<'_> {
         narrow: bool,
     ) -> (Node, Sym) {
         if present == B::F {
-            return (Node::absent(), Sym::absent(B::T));
+            return (Node::absent(), Sym::absent(B::T, B::T));
         }
         let narrowed = |mut v: Vec<Atom>| {
             if narrow {
@@ -380,7 +382,7 @@ impl Mk<'_> {
             Ty::Record(rr) => {
                 // A record the document leaves out is a known absence, as a list or a map is.
                 let (node, sym) = self.record(*rr, present, None, None);
-                (node, Sym { missing: present.negate(), ..sym })
+                (node, Sym { missing: present.negate(), decided: present.negate(), ..sym })
             }
             Ty::List(t) => {
                 let n = if narrow {
@@ -422,7 +424,12 @@ impl Mk<'_> {
                 }
                 (
                     Node::List { present, entries: nodes },
-                    Sym { present, missing: present.negate(), kind: Kind::List { entries, dense: true } },
+                    Sym {
+                        present,
+                        missing: present.negate(),
+                        decided: present.negate(),
+                        kind: Kind::List { entries, dense: true },
+                    },
                 )
             }
             Ty::Map(k, v) => match &**k {
@@ -449,7 +456,7 @@ impl Mk<'_> {
                     }
                     (
                         Node::Map { present, entries: nodes },
-                        Sym { present, missing: present.negate(), kind: Kind::Map(entries) },
+                        Sym { present, missing: present.negate(), decided: present.negate(), kind: Kind::Map(entries) },
                     )
                 }
                 _ => {
@@ -474,11 +481,11 @@ impl Mk<'_> {
                     }
                     (
                         Node::Map { present, entries: nodes },
-                        Sym { present, missing: present.negate(), kind: Kind::Map(entries) },
+                        Sym { present, missing: present.negate(), decided: present.negate(), kind: Kind::Map(entries) },
                     )
                 }
             },
-            _ => (Node::absent(), Sym::absent(B::T)),
+            _ => (Node::absent(), Sym::absent(B::T, B::F)),
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::formula::{B, Builder};
 use crate::hir::{EnumId, MatrixId, RecordId};
-use crate::value::{Origin, Val, ValKind};
+use crate::value::{Absence, Origin, Val, ValKind};
 
 /// The entries of a list: presence and value.
 type Entries = Vec<(B, Sym)>;
@@ -66,11 +66,14 @@ impl Atom {
 }
 
 /// A symbolic value: when it is there, whether its absence is "missing"
-/// (as opposed to unknown), and what it is.
+/// (a `for` over it does not apply, as opposed to unknown), whether it is
+/// decided (known absent: comparisons with it are decided, as a collection
+/// it is empty; decided implies missing), and what it is.
 #[derive(Clone, Debug)]
 pub struct Sym {
     pub present: B,
     pub missing: B,
+    pub decided: B,
     pub kind: Kind,
 }
 
@@ -94,26 +97,35 @@ pub enum Kind {
 }
 
 impl Sym {
-    pub fn absent(missing: B) -> Sym {
-        Sym { present: B::F, missing, kind: Kind::Opaque }
+    /// Not there: missing when `missing` holds, known absent when `decided` does.
+    pub fn absent(missing: B, decided: B) -> Sym {
+        Sym { present: B::F, missing, decided, kind: Kind::Opaque }
     }
 
     pub fn unknown() -> Sym {
-        Sym::absent(B::F)
+        Sym::absent(B::F, B::F)
     }
 
     pub fn atom(a: Atom) -> Sym {
-        Sym { present: B::T, missing: B::F, kind: Kind::Scalar(vec![(a, B::T)]) }
+        Sym { present: B::T, missing: B::F, decided: B::F, kind: Kind::Scalar(vec![(a, B::T)]) }
     }
 
     pub fn with(present: B, kind: Kind) -> Sym {
-        Sym { present, missing: B::F, kind }
+        Sym { present, missing: B::F, decided: B::F, kind }
     }
 
     /// A three-valued boolean from its is-true and is-false formulas.
     pub fn truth(b: &mut Builder, t: B, f: B) -> Sym {
         let present = b.or2(t, f);
-        Sym { present, missing: B::F, kind: Kind::Scalar(vec![(Atom::Bool(true), t), (Atom::Bool(false), f)]) }
+        let alts = vec![(Atom::Bool(true), t), (Atom::Bool(false), f)];
+        Sym { present, missing: B::F, decided: B::F, kind: Kind::Scalar(alts) }
+    }
+
+    /// Absent in the way `self` is, when it is not there: its missing and
+    /// decided formulas, each under `¬present`.
+    pub fn lack(&self, b: &mut Builder) -> (B, B) {
+        let gone = self.present.negate();
+        (b.and2(gone, self.missing), b.and2(gone, self.decided))
     }
 
     /// A value of the policy (a literal, a matrix cell, a default).
@@ -135,7 +147,10 @@ impl Sym {
                 B::T,
                 Kind::List { entries: items.iter().map(|i| (B::T, Sym::of_val(i))).collect(), dense: true },
             ),
-            ValKind::Absent => Sym::absent(B::constant(matches!(v.origin, Origin::Missing(_)))),
+            ValKind::Absent(why) => Sym::absent(
+                B::constant(matches!(v.origin, Origin::Missing(_)) || *why == Absence::Known),
+                B::constant(*why == Absence::Known),
+            ),
             ValKind::Domain(e) => Sym::with(B::T, Kind::Domain(*e)),
             _ => Sym::with(B::T, Kind::Opaque),
         }
@@ -175,7 +190,7 @@ pub fn scalar(b: &mut Builder, alts: Vec<(Atom, B)>, missing: B) -> Sym {
         }
     }
     let present = b.or(out.iter().map(|(_, l)| *l).collect::<Vec<_>>());
-    Sym { present, missing, kind: Kind::Scalar(out) }
+    Sym { present, missing, decided: B::F, kind: Kind::Scalar(out) }
 }
 
 /// Scalar equality (`Val::same` on scalars): both present and the same atom.
@@ -192,17 +207,25 @@ pub fn same(b: &mut Builder, x: &Sym, y: &Sym) -> B {
 
 /// The value of the first case whose condition holds. The conditions must
 /// exclude each other; when none holds the value is absent, missing when
-/// `otherwise_missing` holds.
+/// `otherwise_missing` holds (see [`mux_absent`]).
 pub fn mux(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B) -> Sym {
+    mux_absent(b, cases, otherwise_missing, B::F)
+}
+
+/// [`mux`], the value known absent when none holds and `otherwise_decided` does.
+pub fn mux_absent(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B, otherwise_decided: B) -> Sym {
     let cases: Vec<&(B, Sym)> = cases.iter().filter(|(c, _)| *c != B::F).collect();
     let mut present = Vec::new();
     let mut missing = vec![otherwise_missing];
+    let mut decided = vec![otherwise_decided];
     for (c, v) in &cases {
         present.push(b.and2(*c, v.present));
         missing.push(b.and2(*c, v.missing));
+        decided.push(b.and2(*c, v.decided));
     }
     let present = b.or(present);
     let missing = b.or(missing);
+    let decided = b.or(decided);
     let shape = cases.iter().map(|(_, v)| &v.kind).find(|k| !matches!(k, Kind::Opaque));
     let kind = match shape {
         None => Kind::Opaque,
@@ -213,7 +236,7 @@ pub fn mux(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B) -> Sym {
                     alts.push((a.clone(), b.and2(*c, *l)));
                 }
             }
-            return Sym { present, missing, ..scalar(b, alts, B::F) };
+            return Sym { present, missing, decided, ..scalar(b, alts, B::F) };
         }
         Some(Kind::Record(r, fields)) => {
             let r = *r;
@@ -301,5 +324,5 @@ pub fn mux(b: &mut Builder, cases: &[(B, Sym)], otherwise_missing: B) -> Sym {
         }
         Some(k) => k.clone(),
     };
-    Sym { present, missing, kind }
+    Sym { present, missing, decided, kind }
 }

@@ -2,13 +2,15 @@
 //! three-valued logic of `eval.rs`, which it mirrors construct by construct:
 //! every boolean is an is-true and an is-false formula (unknown is neither),
 //! every value a presence formula, and every collection knows whether its
-//! absence is "missing" (a `for` over it does not apply) or unknown.
+//! absence is "missing" (a `for` over it does not apply) or unknown, and
+//! every value whether its absence is decided (known absent: comparisons
+//! with it are decided, and as a collection it is empty).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::formula::{B, Builder};
 use super::model::{DocModel, identity};
-use super::sym::{Atom, Kind, Sym, mux, same, scalar};
+use super::sym::{Atom, Kind, Sym, mux, mux_absent, same, scalar};
 use crate::hir::*;
 
 /// What a rule can do, as formulas over the deployment.
@@ -79,8 +81,8 @@ impl<'a> Ev<'a> {
         match clause {
             ClauseDef::For { pattern, domain, filter, .. } => {
                 let d = self.eval(domain);
-                // Missing is not applicable; present but unreadable is missing evidence.
-                let unknown = self.b.and([pc, d.present.negate(), d.missing.negate()]);
+                // Missing or absent is not applicable; present but unreadable is missing evidence.
+                let unknown = self.b.and([pc, d.present.negate(), d.missing.negate(), d.decided.negate()]);
                 out.bad.push(unknown);
                 let Some(elements) = self.elements(&d, pattern) else { return };
                 let pcd = self.b.and2(pc, d.present);
@@ -227,10 +229,33 @@ impl<'a> Ev<'a> {
         Sym::truth(self.b, t, f)
     }
 
-    /// Absent below `parent`: missing when the parent is there or is itself missing.
+    /// What is read through a value that is not of the shape read: absent
+    /// as the value is when it is not there, else unknown (as `eval`).
     fn below(&mut self, parent: &Sym) -> Sym {
-        let missing = self.b.or2(parent.present, parent.missing);
-        Sym::absent(missing)
+        let (missing, decided) = parent.lack(self.b);
+        Sym::absent(missing, decided)
+    }
+
+    /// Absent in, absent out: a result that is unknown when an operand is
+    /// unknown, else known absent when one is; its missing and decided formulas.
+    fn absent_in_out(&mut self, xs: &[&Sym]) -> (B, B) {
+        let mut missing = Vec::new();
+        let mut earlier_known = Vec::new();
+        let mut any_decided = Vec::new();
+        for x in xs {
+            // Unknown: neither there nor known absent.
+            let unknown = self.b.and2(x.present.negate(), x.decided.negate());
+            let mut first = vec![unknown, x.missing];
+            first.extend(earlier_known.iter().copied());
+            missing.push(self.b.and(first));
+            earlier_known.push(unknown.negate());
+            any_decided.push(x.decided);
+        }
+        let all_known = self.b.and(earlier_known);
+        let some_decided = self.b.or(any_decided);
+        let decided = self.b.and2(all_known, some_decided);
+        missing.push(decided);
+        (self.b.or(missing), decided)
     }
 
     /// Order comparison of two scalars: is-true and is-false for `keep`.
@@ -249,18 +274,30 @@ impl<'a> Ev<'a> {
     }
 
     /// A string operation computed on each string the value may be.
-    fn per_string(&mut self, x: &Sym, what: &str, op: impl Fn(&str) -> Option<Atom>) -> Sym {
+    /// `op` gives `Some(Some(v))` for a value, `Some(None)` for a known
+    /// absence (a URL without a host), `None` for missing evidence (a string
+    /// that is no integer), as `eval` reads each.
+    fn per_string(&mut self, x: &Sym, what: &str, op: impl Fn(&str) -> Option<Option<Atom>>) -> Sym {
         self.pooled.insert(what.to_string());
         let mut alts = Vec::new();
+        let (mut missing, mut decided) = (Vec::new(), Vec::new());
         for (a, l) in x.alts() {
-            if let Atom::Str(s) = a
-                && let Some(r) = op(s)
-            {
-                alts.push((r, *l));
+            if let Atom::Str(s) = a {
+                match op(s) {
+                    Some(Some(r)) => alts.push((r, *l)),
+                    Some(None) => {
+                        missing.push(*l);
+                        decided.push(*l);
+                    }
+                    None => missing.push(*l),
+                }
             }
         }
-        let missing = self.b.and2(x.present.negate(), x.missing);
-        scalar(self.b, alts, missing)
+        let (m, d) = x.lack(self.b);
+        missing.push(m);
+        decided.push(d);
+        let (missing, decided) = (self.b.or(missing), self.b.or(decided));
+        Sym { decided, ..scalar(self.b, alts, missing) }
     }
 
     fn constant_str(&self, x: &Sym) -> Option<String> {
@@ -277,14 +314,14 @@ impl<'a> Ev<'a> {
             ExprKind::Doc(k) => {
                 // Judged without that document: what the rule needs of it is missing.
                 let d = &self.docs[*k as usize];
-                Sym { present: d.present, missing: d.present.negate(), kind: d.sym.kind.clone() }
+                Sym { present: d.present, missing: d.present.negate(), decided: B::F, kind: d.sym.kind.clone() }
             }
             ExprKind::Docs(k) => {
                 // No document of the kind: every document of it is missing evidence (as `eval` reads it).
                 let d = &self.docs[*k as usize];
-                let doc = Sym { present: d.present, missing: B::F, kind: d.sym.kind.clone() };
+                let doc = Sym { present: d.present, missing: B::F, decided: B::F, kind: d.sym.kind.clone() };
                 let list = Kind::List { entries: vec![(d.present, doc)], dense: true };
-                Sym { present: d.present, missing: d.present.negate(), kind: list }
+                Sym { present: d.present, missing: d.present.negate(), decided: B::F, kind: list }
             }
             ExprKind::Matrix(_) => Sym::with(B::T, Kind::Opaque),
             ExprKind::Domain(en) => Sym::with(B::T, Kind::Domain(*en)),
@@ -297,7 +334,10 @@ impl<'a> Ev<'a> {
                         let here = self.b.and2(b.present, f.missing);
                         let above = self.b.and2(b.present.negate(), b.missing);
                         let missing = self.b.or2(here, above);
-                        Sym { present, missing, kind: f.kind }
+                        let here = self.b.and2(b.present, f.decided);
+                        let above = self.b.and2(b.present.negate(), b.decided);
+                        let decided = self.b.or2(here, above);
+                        Sym { present, missing, decided, kind: f.kind }
                     }
                     _ => self.below(&b),
                 }
@@ -315,7 +355,9 @@ impl<'a> Ev<'a> {
                                 alts.push((a, *l));
                             }
                         }
-                        scalar(self.b, alts, B::F)
+                        // A row of an absent key is absent, and so is its cell (as `eval`).
+                        let (missing, decided) = r.lack(self.b);
+                        Sym { decided, ..scalar(self.b, alts, missing) }
                     }
                     _ => self.below(&r),
                 }
@@ -328,7 +370,8 @@ impl<'a> Ev<'a> {
                     .filter_map(|(a, l)| if let Atom::Enum(_, v) = a { Some((*v, *l)) } else { None })
                     .collect();
                 let present = self.b.or(variants.iter().map(|(_, l)| *l).collect::<Vec<_>>());
-                Sym::with(present, Kind::Row(*m, variants))
+                let (missing, decided) = k.lack(self.b);
+                Sym { present, missing, decided, kind: Kind::Row(*m, variants) }
             }
             ExprKind::MapGet(base, key) => {
                 let b = self.eval(base);
@@ -346,18 +389,21 @@ impl<'a> Ev<'a> {
                     cases.push((first, v.clone()));
                 }
                 let found = self.b.or(earlier);
-                let here = self.b.and2(b.present, found.negate());
-                let above = self.b.and2(b.present.negate(), b.missing);
-                let otherwise = self.b.or2(here, above);
-                mux(self.b, &cases, otherwise)
+                // Not found under a key that is there: known absent. Under a
+                // key that is not: as the key is. In a map that is not: as the map is.
+                let here = self.b.and([b.present, found.negate(), k.present]);
+                let (key_missing, key_decided) = k.lack(self.b);
+                let (map_missing, map_decided) = b.lack(self.b);
+                let key_missing = self.b.and2(b.present, key_missing);
+                let key_decided = self.b.and2(b.present, key_decided);
+                let missing = self.b.or([here, key_missing, map_missing]);
+                let decided = self.b.or([here, key_decided, map_decided]);
+                mux_absent(self.b, &cases, missing, decided)
             }
             ExprKind::ListGet(list, index) => {
                 let l = self.eval(list);
                 let i = self.eval(index);
-                let Kind::List { entries, dense } = &l.kind else {
-                    let missing = self.b.and2(l.present.negate(), l.missing);
-                    return Sym::absent(missing);
-                };
+                let Kind::List { entries, dense } = &l.kind else { return self.below(&l) };
                 let pos = self.positions(entries, *dense);
                 let mut cases = Vec::new();
                 let mut hits = Vec::new();
@@ -368,10 +414,13 @@ impl<'a> Ev<'a> {
                     cases.push((hit, v.clone()));
                 }
                 let found = self.b.or(hits);
+                // Past the end of a list that is there: known absent; else
+                // absent in, absent out (as `eval`).
                 let here = self.b.and([l.present, i.present, found.negate()]);
-                let above = self.b.and2(l.present.negate(), l.missing);
-                let otherwise = self.b.or2(here, above);
-                mux(self.b, &cases, otherwise)
+                let (m, d) = self.absent_in_out(&[&l, &i]);
+                let missing = self.b.or2(here, m);
+                let decided = self.b.or2(here, d);
+                mux_absent(self.b, &cases, missing, decided)
             }
             ExprKind::Not(x) => {
                 let (t, f) = self.eval(x).tf();
@@ -401,7 +450,9 @@ impl<'a> Ev<'a> {
                             return self.approx("equality of records or lists");
                         }
                         let eq = same(self.b, &x, &y);
+                        // A known absence equals nothing.
                         let ne = self.b.and([x.present, y.present, eq.negate()]);
+                        let ne = self.b.or([ne, x.decided, y.decided]);
                         if *cmp == Cmp::Eq { Sym::truth(self.b, eq, ne) } else { Sym::truth(self.b, ne, eq) }
                     }
                     _ => {
@@ -412,6 +463,8 @@ impl<'a> Ev<'a> {
                             Cmp::Gt => o.is_gt(),
                             _ => o.is_ge(),
                         });
+                        // A known absence is neither less nor more than anything.
+                        let f = self.b.or([f, x.decided, y.decided]);
                         Sym::truth(self.b, t, f)
                     }
                 }
@@ -419,6 +472,7 @@ impl<'a> Ev<'a> {
             ExprKind::Tighter(a, c) => {
                 let (x, y) = (self.eval(a), self.eval(c));
                 let (t, f) = self.ordered(&x, &y, |o| o.is_lt());
+                let f = self.b.or([f, x.decided, y.decided]);
                 Sym::truth(self.b, t, f)
             }
             ExprKind::In(x, coll) => {
@@ -434,9 +488,14 @@ impl<'a> Ev<'a> {
                             .filter(|(a, _)| matches!(a, Atom::Enum(f, _) if f == en))
                             .map(|(_, l)| *l)
                             .collect::<Vec<_>>());
-                        return Sym::truth(self.b, t, B::F);
+                        return Sym::truth(self.b, t, v.decided);
                     }
-                    _ => return Sym::unknown(),
+                    _ => {
+                        // An absence is in nothing; an absent collection holds nothing.
+                        let f = self.b.and2(c.decided, v.present);
+                        let f = self.b.or2(f, v.decided);
+                        return Sym::truth(self.b, B::F, f);
+                    }
                 };
                 if items.iter().any(|(_, i)| !matches!(i.kind, Kind::Scalar(_) | Kind::Opaque)) {
                     return self.approx("membership of records or lists");
@@ -453,6 +512,10 @@ impl<'a> Ev<'a> {
                 let t = self.b.and2(c.present, hit);
                 let unsure = self.b.or(unsure);
                 let f = self.b.and([c.present, v.present, hit.negate(), unsure.negate()]);
+                // An absence is in nothing; an absent collection holds nothing.
+                let none = self.b.and2(c.decided, v.present);
+                let f = self.b.or([f, none, v.decided]);
+                let t = self.b.and2(t, v.decided.negate());
                 Sym::truth(self.b, t, f)
             }
             ExprKind::Coalesce(a, c) => {
@@ -466,9 +529,15 @@ impl<'a> Ev<'a> {
             }
             ExprKind::Concat(a, c) => {
                 let (x, y) = (self.eval(a), self.eval(c));
-                match (&x.kind, &y.kind) {
+                // An absent list holds nothing (as `eval`).
+                let there = |b: &mut Builder, s: &Sym| b.or2(s.present, s.decided);
+                let none = Kind::List { entries: Vec::new(), dense: true };
+                let xk = if matches!(x.kind, Kind::List { .. }) { &x.kind } else { &none };
+                let yk = if matches!(y.kind, Kind::List { .. }) { &y.kind } else { &none };
+                match (xk, yk) {
                     (Kind::List { entries: p, dense: dp }, Kind::List { entries: q, dense: dq }) => {
-                        let present = self.b.and2(x.present, y.present);
+                        let (xp, yp) = (there(self.b, &x), there(self.b, &y));
+                        let present = self.b.and2(xp, yp);
                         let dense = *dp && *dq && p.iter().all(|(l, _)| *l == B::T);
                         let mut entries = Vec::new();
                         for (l, v) in p.iter().chain(q.iter()) {
@@ -481,6 +550,7 @@ impl<'a> Ev<'a> {
             }
             ExprKind::Add(a, c) | ExprKind::Sub(a, c) | ExprKind::Mul(a, c) => {
                 let (x, y) = (self.eval(a), self.eval(c));
+                let (missing, decided) = self.absent_in_out(&[&x, &y]);
                 let mut alts = Vec::new();
                 for (p, lp) in x.alts() {
                     for (q, lq) in y.alts() {
@@ -491,7 +561,7 @@ impl<'a> Ev<'a> {
                         }
                     }
                 }
-                scalar(self.b, alts, B::F)
+                Sym { decided, ..scalar(self.b, alts, missing) }
             }
             ExprKind::Present(x) => {
                 let v = self.eval(x);
@@ -500,23 +570,29 @@ impl<'a> Ev<'a> {
             ExprKind::Count(x) => {
                 let c = self.eval(x);
                 let missing = self.b.and2(c.present.negate(), c.missing);
+                // An absent collection counts 0 (its entries are not there).
+                let there = self.b.or2(c.present, c.decided);
+                let missing = self.b.and2(missing, c.decided.negate());
                 match &c.kind {
                     Kind::List { entries, .. } => {
                         let (kept, known) = self.distinct(entries);
                         let present = self.b.and2(c.present, known);
+                        let present = self.b.or2(present, c.decided);
                         Sym { missing, ..self.int_of_count(&kept, present) }
                     }
                     Kind::Map(entries) => {
                         let ps: Vec<B> = entries.iter().map(|(p, _, _)| *p).collect();
-                        Sym { missing, ..self.int_of_count(&ps, c.present) }
+                        Sym { missing, ..self.int_of_count(&ps, there) }
                     }
                     Kind::Domain(en) => Sym::atom(Atom::Int(self.policy.enums[*en as usize].variants.len() as i64)),
-                    _ => Sym::absent(missing),
+                    _ => mux(self.b, &[(c.decided, Sym::atom(Atom::Int(0)))], missing),
                 }
             }
             ExprKind::CountBy { slot, domain, key } => {
                 let d = self.eval(domain);
-                let Kind::List { entries, .. } = &d.kind else { return Sym::unknown() };
+                let Kind::List { entries, .. } = &d.kind else {
+                    return mux(self.b, &[(d.decided, Sym::atom(Atom::Int(0)))], B::F);
+                };
                 let mut known = Vec::new();
                 let mut used: BTreeMap<Atom, Vec<B>> = BTreeMap::new();
                 for (p, v) in entries.clone() {
@@ -534,7 +610,8 @@ impl<'a> Ev<'a> {
                 for (_, us) in used {
                     flags.push(self.b.or(us));
                 }
-                known.push(d.present);
+                let there = self.b.or2(d.present, d.decided);
+                known.push(there);
                 let present = self.b.and(known);
                 self.int_of_count(&flags, present)
             }
@@ -543,16 +620,20 @@ impl<'a> Ev<'a> {
                 let ps: Vec<B> = match &c.kind {
                     Kind::List { entries, .. } => entries.iter().map(|(p, _)| *p).collect(),
                     Kind::Map(entries) => entries.iter().map(|(p, _, _)| *p).collect(),
+                    _ if c.decided != B::F => Vec::new(),
                     _ => return c,
                 };
                 let any = self.b.or(ps);
-                let t = self.b.and2(c.present, any.negate());
+                // An absent collection is empty.
+                let there = self.b.or2(c.present, c.decided);
+                let t = self.b.and2(there, any.negate());
                 let f = self.b.and2(c.present, any);
                 let missing = self.b.and2(c.present.negate(), c.missing);
                 Sym { missing, ..Sym::truth(self.b, t, f) }
             }
             ExprKind::Max(a, c) | ExprKind::Min(a, c) => {
                 let (x, y) = (self.eval(a), self.eval(c));
+                let (missing, decided) = self.absent_in_out(&[&x, &y]);
                 let is_max = matches!(e.kind, ExprKind::Max(..));
                 let mut alts = Vec::new();
                 for (p, lp) in x.alts() {
@@ -564,14 +645,16 @@ impl<'a> Ev<'a> {
                         }
                     }
                 }
-                scalar(self.b, alts, B::F)
+                Sym { decided, ..scalar(self.b, alts, missing) }
             }
             ExprKind::Pairs(x) => {
                 let c = self.eval(x);
                 let Kind::List { entries, .. } = &c.kind else { return c };
                 let (kept, known) = self.distinct(entries);
                 let present = self.b.and2(c.present, known);
-                let missing = self.b.and2(c.present.negate(), c.missing);
+                // The pairs of an absent list: none.
+                let present = self.b.or2(present, c.decided);
+                let missing = self.b.and([c.present.negate(), c.missing, c.decided.negate()]);
                 let mut pairs = Vec::new();
                 for i in 0..entries.len() {
                     for j in i + 1..entries.len() {
@@ -581,27 +664,31 @@ impl<'a> Ev<'a> {
                         }
                     }
                 }
-                Sym { present, missing, kind: Kind::Pairs(pairs) }
+                Sym { present, missing, decided: B::F, kind: Kind::Pairs(pairs) }
             }
             ExprKind::Distinct(x) => {
                 let c = self.eval(x);
                 let Kind::List { entries, .. } = &c.kind else { return c };
                 let (kept, known) = self.distinct(entries);
                 let present = self.b.and2(c.present, known);
-                let missing = self.b.and2(c.present.negate(), c.missing);
+                let (missing, decided) = c.lack(self.b);
                 let mut out = Vec::new();
                 for (k, (_, v)) in kept.iter().zip(entries) {
                     let p = self.b.and2(present, *k);
                     out.push((p, v.clone()));
                 }
-                Sym { present, missing, kind: Kind::List { entries: out, dense: false } }
+                Sym { present, missing, decided, kind: Kind::List { entries: out, dense: false } }
             }
             ExprKind::Entries(x) => {
                 let c = self.eval(x);
-                let Kind::List { entries, .. } = &c.kind else { return c };
+                let Kind::List { entries, .. } = &c.kind else {
+                    return mux(self.b, &[(c.decided, Sym::atom(Atom::Int(0)))], c.missing);
+                };
                 let ps: Vec<B> = entries.iter().map(|(p, _)| *p).collect();
-                let missing = self.b.and2(c.present.negate(), c.missing);
-                Sym { missing, ..self.int_of_count(&ps, c.present) }
+                let missing = self.b.and([c.present.negate(), c.missing, c.decided.negate()]);
+                // An absent list has no entries.
+                let there = self.b.or2(c.present, c.decided);
+                Sym { missing, ..self.int_of_count(&ps, there) }
             }
             ExprKind::Split(s, sep) => {
                 let v = self.eval(s);
@@ -633,8 +720,8 @@ impl<'a> Ev<'a> {
                     entries.push((p, scalar(self.b, alts, B::F)));
                 }
                 let present = self.b.or(parts.iter().map(|(_, l)| *l).collect::<Vec<_>>());
-                let missing = self.b.and2(v.present.negate(), v.missing);
-                Sym { present, missing, kind: Kind::List { entries, dense: true } }
+                let (missing, decided) = v.lack(self.b);
+                Sym { present, missing, decided, kind: Kind::List { entries, dense: true } }
             }
             ExprKind::TrimSuffix(s, suffix) => {
                 let v = self.eval(s);
@@ -643,29 +730,31 @@ impl<'a> Ev<'a> {
                     return self.approx("`trim_suffix` by a computed suffix");
                 };
                 self.per_string(&v, "trim_suffix", |s| {
-                    Some(Atom::Str(s.strip_suffix(suffix.as_str()).unwrap_or(s).into()))
+                    Some(Some(Atom::Str(s.strip_suffix(suffix.as_str()).unwrap_or(s).into())))
                 })
             }
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
-                self.per_string(&v, "lower", |s| Some(Atom::Str(s.to_lowercase().into())))
+                self.per_string(&v, "lower", |s| Some(Some(Atom::Str(s.to_lowercase().into()))))
             }
             ExprKind::Trim(x) => {
                 let v = self.eval(x);
-                self.per_string(&v, "trim", |s| Some(Atom::Str(s.trim().into())))
+                self.per_string(&v, "trim", |s| Some(Some(Atom::Str(s.trim().into()))))
             }
             ExprKind::Url(part, x) => {
                 let v = self.eval(x);
                 let part = *part;
-                self.per_string(&v, part.name(), |s| crate::url::url_part(s, part).map(|u| Atom::Str(u.into())))
+                self.per_string(&v, part.name(), |s| {
+                    crate::url::url_part(s, part).ok().map(|u| u.map(|u| Atom::Str(u.into())))
+                })
             }
             ExprKind::ParseInt(x) => {
                 let v = self.eval(x);
-                self.per_string(&v, "int", |s| s.parse::<i64>().ok().map(Atom::Int))
+                self.per_string(&v, "int", |s| s.parse::<i64>().ok().map(|i| Some(Atom::Int(i))))
             }
             ExprKind::Timestamp(x) => {
                 let v = self.eval(x);
-                self.per_string(&v, "timestamp", |s| crate::time::rfc3339_nanos(s).map(Atom::Time))
+                self.per_string(&v, "timestamp", |s| crate::time::rfc3339_nanos(s).map(|t| Some(Atom::Time(t))))
             }
             ExprKind::Fold { op, list, .. } => {
                 self.eval(list);
@@ -689,8 +778,8 @@ impl<'a> Ev<'a> {
                         _ => None,
                     })
                     .collect();
-                let missing = self.b.and2(v.present.negate(), v.missing);
-                Sym { missing, ..scalar(self.b, alts, B::F) }
+                let (missing, decided) = v.lack(self.b);
+                Sym { missing, decided, ..scalar(self.b, alts, B::F) }
             }
             ExprKind::Matches(x, re) => {
                 let v = self.eval(x);
@@ -707,6 +796,8 @@ impl<'a> Ev<'a> {
                         }
                     }
                 }
+                // An absent string matches nothing.
+                f.push(v.decided);
                 let (t, f) = (self.b.or(t), self.b.or(f));
                 Sym::truth(self.b, t, f)
             }
@@ -730,22 +821,23 @@ impl<'a> Ev<'a> {
                     return self.approx("`flatten` of a list it cannot follow");
                 };
                 let mut present = x.present;
-                let mut missing = x.missing;
+                let (mut missing, decided) = x.lack(self.b);
                 let mut out = Vec::new();
                 for (p, inner) in entries {
                     let Kind::List { entries: items, .. } = &inner.kind else {
                         return self.approx("`flatten` of entries it cannot follow");
                     };
-                    let ok = self.b.or2(p.negate(), inner.present);
+                    // An absent entry holds nothing; an unknown one makes the whole unknown.
+                    let ok = self.b.or([p.negate(), inner.present, inner.decided]);
                     present = self.b.and2(present, ok);
-                    let gone = self.b.and2(*p, inner.missing);
+                    let gone = self.b.and([*p, inner.present.negate(), inner.decided.negate(), inner.missing]);
                     missing = self.b.or2(missing, gone);
                     for (q, v) in items {
                         out.push((self.b.and2(*p, *q), v.clone()));
                     }
                 }
                 let entries = out.into_iter().map(|(l, v)| (self.b.and2(present, l), v)).collect();
-                Sym { present, missing, kind: Kind::List { entries, dense: false } }
+                Sym { present, missing, decided, kind: Kind::List { entries, dense: false } }
             }
             ExprKind::Builtin(b, args) => {
                 for a in args {
@@ -760,7 +852,11 @@ impl<'a> Ev<'a> {
             ExprKind::Quant { every, pattern, domain, body } => {
                 let d = self.eval(domain);
                 let missing = self.b.and2(d.present.negate(), d.missing);
-                let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
+                // Over an absent collection as over an empty one.
+                let Some(elements) = self.elements(&d, pattern) else {
+                    let (t, f) = if *every { (d.decided, B::F) } else { (B::F, d.decided) };
+                    return Sym::truth(self.b, t, f);
+                };
                 let mut ts = Vec::new();
                 let mut fs = Vec::new();
                 for (p, values) in elements {
@@ -777,13 +873,18 @@ impl<'a> Ev<'a> {
                 let (t, f) = if *every { (self.b.and(ts), self.b.or(fs)) } else { (self.b.or(ts), self.b.and(fs)) };
                 let t = self.b.and2(d.present, t);
                 let f = self.b.and2(d.present, f);
+                let (t, f) = if *every { (self.b.or2(t, d.decided), f) } else { (t, self.b.or2(f, d.decided)) };
                 Sym { missing, ..Sym::truth(self.b, t, f) }
             }
             ExprKind::Comprehension { value, pattern, domain, filter } => {
                 let d = self.eval(domain);
                 let missing = self.b.and2(d.present.negate(), d.missing);
                 let dense = filter.is_none() && matches!(d.kind, Kind::List { dense: true, .. });
-                let Some(elements) = self.elements(&d, pattern) else { return Sym::absent(missing) };
+                let Some(elements) = self.elements(&d, pattern) else {
+                    // Over an absent collection: `[]`.
+                    let none = Sym::with(B::T, Kind::List { entries: Vec::new(), dense: true });
+                    return mux(self.b, &[(d.decided, none)], missing);
+                };
                 let mut unsure = Vec::new();
                 let mut raw = Vec::new();
                 for (p, values) in elements {
@@ -801,11 +902,14 @@ impl<'a> Ev<'a> {
                 }
                 let unsure = self.b.or(unsure);
                 let present = self.b.and2(d.present, unsure.negate());
+                // Over an absent collection: `[]` (its elements are not there).
+                let present = self.b.or2(present, d.decided);
+                let missing = self.b.and2(missing, d.decided.negate());
                 let mut entries = Vec::new();
                 for (k, v) in raw {
                     entries.push((self.b.and2(present, k), v));
                 }
-                Sym { present, missing, kind: Kind::List { entries, dense } }
+                Sym { present, missing, decided: B::F, kind: Kind::List { entries, dense } }
             }
             ExprKind::Let { slot, value, body } => {
                 let v = self.eval(value);

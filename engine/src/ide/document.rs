@@ -216,11 +216,7 @@ fn origin_text(db: &dyn salsa::Database, set: PolicySet, text: &str, v: &Val) ->
 }
 
 fn shown(policy: &Policy, v: &Val) -> String {
-    if v.is_absent() && matches!(v.origin, Origin::Document { .. }) {
-        "invalid".into()
-    } else {
-        format!("`{}`", v.display(policy))
-    }
+    if v.is_invalid() { "invalid".into() } else { format!("`{}`", v.display(policy)) }
 }
 
 pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, offset: usize) -> Option<Hover> {
