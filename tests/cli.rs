@@ -195,6 +195,8 @@ fn a_probe_transcript_is_stale_more_than_62_days_after_its_capture() {
             "security=examples/org/security.yaml",
             "--now",
             now,
+            // The L3 probe's deliberate gap is UNKNOWN (examples/README.md).
+            "--allow-unknown",
         ])
     };
     let allowed = ask("2026-08-20T00:00:00Z");
