@@ -68,15 +68,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .collect();
     let shipped = policy::shipped_files(&db, set, &args.policy);
     let allowed = crate::outcome::AllowedBy::of(args.allow_unknown, false);
-    let cx = Cx {
-        db: &db,
-        set,
-        compiled,
-        shipped: &shipped,
-        documents: &explained.documents,
-        layers: &e.layers,
-        allowed,
-    };
+    let cx =
+        Cx { db: &db, set, compiled, shipped: &shipped, documents: &explained.documents, layers: &e.layers, allowed };
 
     let reads_now = e.now_read;
     let text = match args.format {

@@ -61,10 +61,9 @@ pub fn suite(
         let (element, title) = match (outcome::mark(f.outcome, allowed), f.outcome) {
             (Some(Mark::Error), Outcome::Fail) => ("failure", f.message.clone()),
             (Some(Mark::Error), _) => ("failure", format!("{kind}: {reason}")),
-            (Some(Mark::Warning), _) => (
-                "skipped",
-                format!("{kind} (allowed by {}): {reason}", allowed.map_or("", AllowedBy::describe)),
-            ),
+            (Some(Mark::Warning), _) => {
+                ("skipped", format!("{kind} (allowed by {}): {reason}", allowed.map_or("", AllowedBy::describe)))
+            }
             (None, _) => ("skipped", format!("{kind}: {reason}")),
         };
         let _ = writeln!(

@@ -3,9 +3,9 @@
 
 use std::io::IsTerminal as _;
 
+use crate::outcome::{self, AllowedBy, Mark};
 use grail_engine::hir::Loc;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicyDiagnostic, PolicySet, Severity, SourceText, Summary};
-use crate::outcome::{self, AllowedBy, Mark};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
 
 fn handler() -> GraphicalReportHandler {
@@ -173,7 +173,9 @@ fn outcome_word(o: Outcome) -> &'static str {
 
 /// The human report of one deployment.
 /// `docs` are the documents the findings point into; `shown` those the report is about;
-/// `shipped` which of the policy's files are the shipped library's.
+/// `shipped` which of the policy's files are the shipped library's; `allowed`
+/// who accepted UNKNOWN outcomes.
+#[allow(clippy::too_many_arguments)]
 pub fn human(
     db: &Database,
     set: PolicySet,

@@ -283,7 +283,10 @@ fn without_files_the_workspace_deployments_are_checked_with_their_layers_bound()
         common::grail_in(&root.join("examples/org"), &["check", "--now", "2026-08-20T00:00:00Z", "--allow-unknown"]);
     assert!(out.starts_with("exit: 0"), "{out}");
     assert!(out.contains("not applicable (unknown, allowed by `--allow-unknown`)\n"), "{out}");
-    assert_eq!(out.replace(", allowed by `--allow-unknown`", "").replace("⚠", "×"), gap.replacen("exit: 1", "exit: 0", 1));
+    assert_eq!(
+        out.replace(", allowed by `--allow-unknown`", "").replace("⚠", "×"),
+        gap.replacen("exit: 1", "exit: 0", 1)
+    );
     assert!(out.contains("deployment `storefront` (grail.toml)\n"), "{out}");
     // The workspace file binds the three layers: none is read as the lowest.
     assert!(out.contains("Binding `security` = security.yaml (bound by the workspace file)"), "{out}");

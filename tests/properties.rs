@@ -171,8 +171,11 @@ fn reports(path: &str, text: &str) -> (String, String) {
     let added =
         render::Added { layers: serde_json::Value::Null, now: None, allowed: None, deployment: None, file: None };
     let json = render::json_text(&policy, &docs, &report.findings, added, false);
-    let runs =
-        [sarif::Deployment { documents: report.documents.clone(), findings: report.findings.as_slice(), allowed: None }];
+    let runs = [sarif::Deployment {
+        documents: report.documents.clone(),
+        findings: report.findings.as_slice(),
+        allowed: None,
+    }];
     let shipped = vec![true; set.files(&db).len()];
     let log = sarif::log(&db, sarif::Policy { set, shipped: &shipped }, &runs);
     (json, serde_json::to_string(&log).expect("JSON"))

@@ -50,7 +50,9 @@ fn a_check_whose_only_finding_is_unknown_exits_1_and_0_when_allowed() {
     insta::assert_snapshot!("unknown_fails", failed);
     let allowed = grail(&["check", "--allow-unknown", "--policy", POLICY, UNKNOWN_ONLY]);
     assert!(allowed.starts_with("exit: 0"), "{allowed}");
-    assert!(allowed.contains(": 0 failed, 1 unknown, 5 passed, 0 not applicable (unknown, allowed by `--allow-unknown`)\n"));
+    assert!(
+        allowed.contains(": 0 failed, 1 unknown, 5 passed, 0 not applicable (unknown, allowed by `--allow-unknown`)\n")
+    );
     insta::assert_snapshot!("unknown_allowed", allowed);
     // The twin that gives its evidence passes, with the flag or without.
     for extra in [&[][..], &["--allow-unknown"]] {
@@ -109,7 +111,10 @@ fn sarif(extra: &[&str], file: &str) -> (i32, Vec<(String, String)>, Value) {
         .expect("results")
         .iter()
         .map(|r| {
-            (r["level"].as_str().unwrap_or_default().to_string(), r["properties"]["outcome"].as_str().unwrap_or_default().to_string())
+            (
+                r["level"].as_str().unwrap_or_default().to_string(),
+                r["properties"]["outcome"].as_str().unwrap_or_default().to_string(),
+            )
         })
         .collect();
     (out.code, results, run["properties"]["unknown_allowed"].clone())
@@ -206,7 +211,11 @@ fn a_deployment_of_the_workspace_file_may_allow_its_unknowns() {
     let out = run_in(&dir, &["check"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("gap.yaml: 0 failed, 1 unknown, 5 passed, 0 not applicable (unknown, allowed by `allow_unknown` in grail.toml)\n"), "{}", out.stdout);
-    assert!(out.stdout.contains("strict.yaml: 0 failed, 0 unknown, 6 passed, 0 not applicable (pass)\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("strict.yaml: 0 failed, 0 unknown, 6 passed, 0 not applicable (pass)\n"),
+        "{}",
+        out.stdout
+    );
     let lines: Vec<Value> = run_in(&dir, &["check", "--format", "json"])
         .stdout
         .lines()
@@ -223,7 +232,11 @@ fn a_deployment_of_the_workspace_file_may_allow_its_unknowns() {
     let dir = workspace("strict", Some("true"), "{}\n");
     let out = run_in(&dir, &["check"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
-    assert!(out.stdout.contains("strict.yaml: 0 failed, 1 unknown, 5 passed, 0 not applicable (unknown)\n"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("strict.yaml: 0 failed, 1 unknown, 5 passed, 0 not applicable (unknown)\n"),
+        "{}",
+        out.stdout
+    );
     // The flag allows every deployment's, and the report says the flag did.
     let out = run_in(&dir, &["check", "--allow-unknown", "--format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
@@ -244,7 +257,9 @@ fn a_deployment_of_the_workspace_file_may_allow_its_unknowns() {
 
 #[test]
 fn deny_unknown_is_gone_and_says_what_replaced_it() {
-    for command in [&["check"][..], &["compile", "--target", "cedar", "--out", "build/x"], &["authorize", "--action", "a"]] {
+    for command in
+        [&["check"][..], &["compile", "--target", "cedar", "--out", "build/x"], &["authorize", "--action", "a"]]
+    {
         let mut args = command.to_vec();
         args.extend(["--deny-unknown", UNKNOWN_ONLY]);
         let out = run_in(root(), &args);
@@ -267,7 +282,12 @@ fn deny_unknown_is_gone_and_says_what_replaced_it() {
 #[test]
 fn help_teaches_the_exit_codes_and_the_flag() {
     let help = grail(&["check", "--help"]);
-    assert!(help.contains("Exit status: 0 when nothing FAILs and nothing is\nUNKNOWN, 1 when something FAILs or is UNKNOWN"), "{help}");
+    assert!(
+        help.contains(
+            "Exit status: 0 when nothing FAILs and nothing is\nUNKNOWN, 1 when something FAILs or is UNKNOWN"
+        ),
+        "{help}"
+    );
     assert!(help.contains("--allow-unknown"), "{help}");
     assert!(!help.contains("--deny-unknown"), "{help}");
     for command in ["compile", "authorize", "explain"] {
@@ -308,7 +328,11 @@ fn explain_exits_as_the_check_does() {
     assert_eq!(strict.code, 1, "{}", strict.stdout);
     let allowed = run_in(root(), &["explain", "--allow-unknown", "--policy", POLICY, UNKNOWN_ONLY]);
     assert_eq!(allowed.code, 0, "{}", allowed.stdout);
-    assert!(allowed.stdout.contains(": unknown, allowed by `--allow-unknown` (0 failed, 1 unknown"), "{}", allowed.stdout);
+    assert!(
+        allowed.stdout.contains(": unknown, allowed by `--allow-unknown` (0 failed, 1 unknown"),
+        "{}",
+        allowed.stdout
+    );
     let allowed = run_in(root(), &["explain", "--format", "json", "--allow-unknown", "--policy", POLICY, UNKNOWN_ONLY]);
     assert_eq!(json(&allowed)["unknown_allowed"], "flag");
     assert_eq!(run_in(root(), &["explain", "--policy", POLICY, PROVEN]).code, 0);
