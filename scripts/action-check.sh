@@ -16,7 +16,7 @@ while IFS= read -r line; do
   line="${line#"${line%%[![:space:]]*}"}"; line="${line%"${line##*[![:space:]]}"}"
   if [ -n "$line" ]; then args+=(--binding "$line"); fi
 done <<< "${INPUT_BINDING:-}"
-if [ "${INPUT_DENY_UNKNOWN:-false}" = "true" ]; then args+=(--deny-unknown); fi
+if [ "${INPUT_ALLOW_UNKNOWN:-false}" = "true" ]; then args+=(--allow-unknown); fi
 # Extra arguments and the files are split on white space; globs expand.
 # shellcheck disable=SC2206
 extra=(${INPUT_ARGS:-})

@@ -1,7 +1,10 @@
 //! `grail authorize`: one admission question answered locally, with the
 //! reason, exactly as the Cedar that `grail compile --target cedar` writes
 //! for the same deployment would answer it:
-//! - a deployment that `grail check` fails compiles to no policy: DENY;
+//! - a deployment that `grail check` fails (a FAIL, or an UNKNOWN without
+//!   `--allow-unknown`) compiles to no policy: DENY; with `--allow-unknown`
+//!   the answer says the UNKNOWNs were allowed, and what an answer could not
+//!   establish is still refused (fail-closed);
 //! - ALLOW when some answer the policy allows names the request's action and
 //!   every attribute of that answer has the request's value (Cedar: one
 //!   `permit` per allowed answer, each `has` and `==` every attribute);
@@ -24,6 +27,7 @@ use grail_engine::{Database, LineIndex, Outcome, SourceText, Summary};
 use grail_lang::ast::RequestSide;
 use serde_json::json;
 
+use crate::outcome::{self, AllowedBy};
 use crate::{AuthorizeArgs, Fatal, Format, policy};
 
 fn side_name(side: RequestSide) -> &'static str {
@@ -117,15 +121,19 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     };
     let mut reasons: Vec<String> = Vec::new();
     let mut permitted_by: Vec<String> = Vec::new();
-    if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
+    let allowed = AllowedBy::of(args.allow_unknown, false);
+    // Who allowed the check's UNKNOWNs, when it has some and they were.
+    let unknown_allowed = allowed.filter(|_| summary.unknown > 0 && verdict == Outcome::Unknown);
+    if outcome::fails(verdict, allowed) {
         let mut rules: Vec<&str> =
             report.findings.iter().filter(|f| f.outcome == verdict).map(|f| f.rule.as_str()).collect();
         rules.dedup();
         reasons.push(format!(
-            "the deployment does not pass `grail check` ({} failed, {} unknown: {}): `grail compile --target cedar` refuses it, so no permit exists",
+            "the deployment does not pass `grail check` ({} failed, {} unknown: {}): `grail compile --target cedar` refuses it, so no permit exists{}",
             summary.fail,
             summary.unknown,
-            rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+            rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", "),
+            if verdict == Outcome::Unknown { " (`--allow-unknown` accepts UNKNOWN)" } else { "" }
         ));
     } else {
         let decisions = decide_deployment(&db, set, deployment);
@@ -167,6 +175,15 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             for r in &reasons {
                 let _ = writeln!(out, "  {r}");
             }
+            if let Some(by) = unknown_allowed {
+                let _ = writeln!(
+                    out,
+                    "  the check's {} UNKNOWN outcome(s) are allowed by {} ({})",
+                    summary.unknown,
+                    by.describe(),
+                    crate::compile::unknown_rules(&report.findings)
+                );
+            }
             if report.now_read {
                 out.push_str(&clock.line());
             }
@@ -190,6 +207,9 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             });
             if report.now_read {
                 value["now"] = clock.json();
+            }
+            if let Some(by) = unknown_allowed {
+                value["unknown_allowed"] = json!(by.as_str());
             }
             format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
         }

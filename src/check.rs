@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use grail_engine::layers::{BoundBy, DocLayer};
 
 use crate::documents::{Attacher, attachments_within, deployment, open_document, read_source};
+use crate::outcome::{self, AllowedBy};
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
 
@@ -27,6 +28,9 @@ struct Group {
     bindings: Vec<LayerBinding>,
     /// Previous versions of documents (`--base`).
     bases: Vec<BaseVersion>,
+    /// Who accepted UNKNOWN outcomes: `--allow-unknown`, or the deployment's
+    /// `allow_unknown` in the workspace file.
+    allowed: Option<AllowedBy>,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -70,10 +74,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                 context: context.clone(),
                 bindings: Vec::new(),
                 bases: Vec::new(),
+                allowed: AllowedBy::of(args.allow_unknown, false),
             })
             .collect()
     } else {
-        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases }]
+        let allowed = AllowedBy::of(args.allow_unknown, false);
+        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases, allowed }]
     };
     let shipped = policy::shipped_files(&db, set, &args.policy);
     report(args, &db, set, groups, &shipped, &clock)
@@ -186,6 +192,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             context: Vec::new(),
             bindings,
             bases: Vec::new(),
+            allowed: AllowedBy::of(args.allow_unknown, d.allow_unknown),
         });
     }
     report(args, &db, set, groups, &shipped, &clock)
@@ -212,7 +219,7 @@ fn report(
     clock: &crate::Clock,
 ) -> Result<ExitCode, Fatal> {
     let path_of = |docs: &[SourceText], i: u32| docs.get(i as usize).map(|d| d.path(db).clone()).unwrap_or_default();
-    let mut worst = Outcome::Pass;
+    let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     let mut sarif_runs = Vec::new();
     let mut junit_suites = Vec::new();
@@ -231,7 +238,8 @@ fn report(
         crate::tables::refuse_crowded(db, set, deployment)?;
         let report = check_deployment(db, set, deployment);
         let verdict = Summary::of(&report.findings).verdict();
-        worst = worst.max(verdict);
+        let allowed = group.allowed;
+        failed |= outcome::fails(verdict, allowed);
         let text = match args.format {
             Format::Human => {
                 let mut text = match &group.name {
@@ -245,6 +253,7 @@ fn report(
                     &report.documents,
                     &group.documents,
                     &report.findings,
+                    allowed,
                     args.verbose,
                 );
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
@@ -259,6 +268,7 @@ fn report(
                 let added = render::Added {
                     layers: layers_json(&report.layers, |i| path_of(&report.documents, i)),
                     now: report.now_read.then(|| clock.json()),
+                    allowed,
                     deployment: group.name.as_deref().filter(|_| one_line_each),
                     file: first.filter(|_| one_line_each && group.name.is_none()),
                 };
@@ -267,11 +277,11 @@ fn report(
             }
             Format::Junit => {
                 // One document for the whole command: a test suite per deployment.
-                junit_suites.push(junit::suite(db, &report.documents, &group.documents, &report.findings));
+                junit_suites.push(junit::suite(db, &report.documents, &group.documents, &report.findings, allowed));
                 continue;
             }
             Format::Github => {
-                github::annotations(db, set, shipped, &report.documents, &group.documents, &report.findings)
+                github::annotations(db, set, shipped, &report.documents, &group.documents, &report.findings, allowed)
             }
             Format::Table => {
                 let tables = grail_engine::db::table_deployment(db, set, deployment);
@@ -281,12 +291,16 @@ fn report(
                 };
                 text.push_str(&crate::tables::human(db, &report.documents, tables));
                 let shown: Vec<&str> = group.documents.iter().map(|d| d.path(db).as_str()).collect();
-                text.push_str(&render::summary_line(&shown, &report.findings));
+                text.push_str(&render::summary_line(&shown, &report.findings, allowed));
                 text
             }
             Format::Sarif => {
                 // One log for the whole command: a run per deployment.
-                sarif_runs.push((report.documents.clone(), report.findings.as_slice()));
+                sarif_runs.push(sarif::Deployment {
+                    documents: report.documents.clone(),
+                    findings: report.findings.as_slice(),
+                    allowed,
+                });
                 continue;
             }
         };
@@ -304,15 +318,12 @@ fn report(
     if args.format == Format::Junit && stdout.write_all(junit::document(&junit_suites).as_bytes()).is_err() {
         return Err(Fatal("cannot write to standard output".into()));
     }
-    Ok(exit(args, worst))
+    Ok(exit(failed))
 }
 
-fn exit(args: &CheckArgs, worst: Outcome) -> ExitCode {
-    match worst {
-        Outcome::Fail => ExitCode::from(1),
-        Outcome::Unknown if args.deny_unknown => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    }
+/// Exit 1 when some deployment fails the check (a FAIL, or an UNKNOWN not allowed).
+fn exit(failed: bool) -> ExitCode {
+    if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 /// How many files are read and checked at once, per thread: enough to keep
@@ -343,20 +354,21 @@ fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>, clock: &cra
         .collect();
 
     let window = rayon::current_num_threads().max(1) * IN_FLIGHT_PER_THREAD;
-    let mut worst = Outcome::Pass;
+    let allowed = AllowedBy::of(args.allow_unknown, false);
+    let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for files in args.files.chunks(window) {
         let reports: Vec<Result<(String, Outcome), Fatal>> =
             files.par_iter().map(|path| check_one(args, policy, policy_texts, clock, path, &context)).collect();
         for report in reports {
             let (text, verdict) = report?;
-            worst = worst.max(verdict);
+            failed |= outcome::fails(verdict, allowed);
             if stdout.write_all(text.as_bytes()).is_err() {
                 return Err(Fatal("cannot write to standard output".into()));
             }
         }
     }
-    Ok(exit(args, worst))
+    Ok(exit(failed))
 }
 
 /// One file of `--each`: read, checked with the context documents and the
@@ -426,13 +438,21 @@ fn check_one(
             let added = render::Added {
                 layers: layers_json(&run.layers, path_of),
                 now,
+                allowed: AllowedBy::of(args.allow_unknown, false),
                 deployment: None,
                 file: Some(&source.path),
             };
             render::json_text(policy_texts, &docs, &findings, added, false)
         }
         _ => {
-            let mut text = render::human_of(policy_texts, &docs, &[source.path.as_str()], &findings, args.verbose);
+            let mut text = render::human_of(
+                policy_texts,
+                &docs,
+                &[source.path.as_str()],
+                &findings,
+                AllowedBy::of(args.allow_unknown, false),
+                args.verbose,
+            );
             with_layers(&mut text, &run.layers, path_of);
             if run.now_read {
                 text.push_str(&clock.line());

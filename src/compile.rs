@@ -1,8 +1,9 @@
 //! `grail compile`: the compile targets, written to a folder.
 //!
 //! `--target cedar` compiles a deployment, which is checked first: one that
-//! `grail check` would fail is refused with the same report (on standard
-//! error), exit 1, and nothing is written. `--target json` and
+//! `grail check` would fail (a FAIL, or an UNKNOWN without `--allow-unknown`)
+//! is refused with the same report (on standard error), exit 1, and nothing
+//! is written. An UNKNOWN allowed is said on standard error. `--target json` and
 //! `--target jsonschema` compile the policy alone. Every file is generated
 //! before the first is written; standard output lists the files written.
 
@@ -13,6 +14,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{check_deployment, decide_deployment};
 use grail_engine::emit::{self, cedar, ir, json_schema};
 use grail_engine::{Database, Outcome, Summary};
+
+use crate::outcome::{self, AllowedBy};
 
 use crate::documents::lower_first;
 use crate::{CompileArgs, Fatal, Target, policy, render};
@@ -42,14 +45,28 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
             )?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
-            if verdict == Outcome::Fail || (verdict == Outcome::Unknown && args.deny_unknown) {
+            let allowed = AllowedBy::of(args.allow_unknown, false);
+            if outcome::fails(verdict, allowed) {
                 let shipped = policy::shipped_files(&db, set, &args.policy);
-                let text = render::human(&db, set, &shipped, &report.documents, &shown, &report.findings, false);
+                let text =
+                    render::human(&db, set, &shipped, &report.documents, &shown, &report.findings, allowed, false);
                 let _ = std::io::stdout().flush();
                 let mut stderr = std::io::stderr().lock();
                 let _ = stderr.write_all(text.as_bytes());
                 let _ = writeln!(stderr, "error: the deployment does not pass `grail check`; nothing was written");
+                if verdict == Outcome::Unknown {
+                    let _ = writeln!(stderr, "help: `--allow-unknown` compiles it with its UNKNOWN outcomes");
+                }
                 return Ok(ExitCode::from(1));
+            }
+            if let (Outcome::Unknown, Some(by)) = (verdict, allowed) {
+                let rules = unknown_rules(&report.findings);
+                let _ = std::io::stdout().flush();
+                eprintln!(
+                    "note: the check's {} UNKNOWN outcome(s) are allowed by {} ({rules})",
+                    Summary::of(&report.findings).unknown,
+                    by.describe()
+                );
             }
             let decisions = decide_deployment(&db, set, deployment);
             let out = cedar::cedar(&compiled.policy, decisions);
@@ -78,6 +95,15 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
     };
     write(&args.out, &files)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rules with an UNKNOWN outcome, each once: "`a`, `b`".
+pub fn unknown_rules(findings: &[grail_engine::Finding]) -> String {
+    let mut rules: Vec<&str> =
+        findings.iter().filter(|f| f.outcome == Outcome::Unknown).map(|f| f.rule.as_str()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
 }
 
 fn write(dir: &Utf8Path, files: &[(String, String)]) -> Result<(), Fatal> {

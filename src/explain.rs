@@ -67,7 +67,9 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || set_by_document(c))))
         .collect();
     let shipped = policy::shipped_files(&db, set, &args.policy);
-    let cx = Cx { db: &db, set, compiled, shipped: &shipped, documents: &explained.documents, layers: &e.layers };
+    let allowed = crate::outcome::AllowedBy::of(args.allow_unknown, false);
+    let cx =
+        Cx { db: &db, set, compiled, shipped: &shipped, documents: &explained.documents, layers: &e.layers, allowed };
 
     let reads_now = e.now_read;
     let text = match args.format {
@@ -93,9 +95,10 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
         return Err(Fatal("cannot write to standard output".into()));
     }
-    Ok(match Summary::of(&e.findings).verdict() {
-        Outcome::Fail => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
+    Ok(if crate::outcome::fails(Summary::of(&e.findings).verdict(), allowed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
@@ -112,6 +115,8 @@ struct Cx<'a> {
     shipped: &'a [bool],
     documents: &'a [SourceText],
     layers: &'a [DocLayer],
+    /// Who accepted UNKNOWN outcomes (`--allow-unknown`).
+    allowed: Option<crate::outcome::AllowedBy>,
 }
 
 impl Cx<'_> {
@@ -181,11 +186,7 @@ impl Cx<'_> {
         let mut out = String::new();
         let s = Summary::of(all);
         let files: Vec<&str> = shown.iter().map(|d| d.path(self.db).as_str()).collect();
-        let verdict = match s.verdict() {
-            Outcome::Fail => "fail",
-            Outcome::Unknown => "unknown",
-            _ => "pass",
-        };
+        let verdict = crate::outcome::verdict_text(s.verdict(), self.allowed);
         let _ = writeln!(
             out,
             "{}: {verdict} ({} failed, {} unknown, {} passed, {} not applicable)",
@@ -461,8 +462,8 @@ layers of {kind}, most trusted first"
                 })
             })
             .collect();
-        json!({
-            "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
+        let mut report = json!({
+            "verdict": crate::outcome::verdict_word(s.verdict()),
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
             "findings": findings,
             "layers": self.layers.iter().map(|d| json!({
@@ -471,7 +472,11 @@ layers of {kind}, most trusted first"
             })).collect::<Vec<_>>(),
             "state": cells,
             "answers": self.answers_json(answers, keys, verbose),
-        })
+        });
+        if let Some(by) = self.allowed {
+            report["unknown_allowed"] = json!(by.as_str());
+        }
+        report
     }
 }
 

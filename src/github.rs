@@ -1,5 +1,6 @@
-//! `--format github`: GitHub Actions workflow commands. Each FAIL is an
-//! `::error`, each UNKNOWN a `::warning`, with the document's file, line and
+//! `--format github`: GitHub Actions workflow commands. Each FAIL and each
+//! UNKNOWN is an `::error`, as both fail the check (src/outcome.rs); an
+//! UNKNOWN the caller allowed is a `::warning`. Each has the document's file, line and
 //! column, the rule id as the title, and the message; the runner shows them
 //! as annotations on the pull request's diff. A closing line gives the
 //! counts, as the human report does. Values are escaped as the runner reads
@@ -9,10 +10,12 @@ use std::fmt::Write as _;
 
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText};
 
+use crate::outcome::{self, AllowedBy, Mark};
 use crate::render::{declared_at, policy_position};
 
 /// The workflow commands of one deployment; `shipped` says which of the
-/// policy's files are the shipped library's.
+/// policy's files are the shipped library's; `allowed` who accepted the
+/// UNKNOWN outcomes.
 pub fn annotations(
     db: &Database,
     set: PolicySet,
@@ -20,10 +23,15 @@ pub fn annotations(
     docs: &[SourceText],
     shown: &[SourceText],
     findings: &[Finding],
+    allowed: Option<AllowedBy>,
 ) -> String {
     let mut out = String::new();
-    for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
-        let command = if f.outcome == Outcome::Fail { "error" } else { "warning" };
+    for f in findings {
+        let Some(mark) = outcome::mark(f.outcome, allowed) else { continue };
+        let command = match mark {
+            Mark::Error => "error",
+            Mark::Warning => "warning",
+        };
         let mut properties = Vec::new();
         match f.location.and_then(|(d, s)| Some((docs.get(d as usize)?, s))) {
             Some((doc, span)) => {
@@ -57,7 +65,7 @@ pub fn annotations(
         let _ = writeln!(out, "::{command} {}::{}", properties.join(","), data(&message));
     }
     let files: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    out.push_str(&crate::render::summary_line(&files, findings));
+    out.push_str(&crate::render::summary_line(&files, findings, allowed));
     out
 }
 

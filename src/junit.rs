@@ -1,14 +1,19 @@
 //! `--format junit`: JUnit XML for test reporters, as conftest writes it: a
-//! test suite per deployment, a test case per rule and subject. FAIL is a
-//! `<failure>`; UNKNOWN (missing evidence) and NOT APPLICABLE are
-//! `<skipped>`, with the reason as the message and the outcome as the type,
-//! so a reporter never counts an unproven rule as passed. No `time`
+//! test suite per deployment, a test case per rule and subject. FAIL and
+//! UNKNOWN (missing evidence) are a `<failure>`, as both fail the check
+//! (src/outcome.rs); NOT APPLICABLE, and an UNKNOWN the caller allowed
+//! (`--allow-unknown`, or `allow_unknown` in `grail.toml`, named in its
+//! message), are `<skipped>`, with the reason as the message and the
+//! outcome as the type, so a reporter never counts an unproven rule as
+//! passed. No `time`
 //! attributes: the output is the same, byte for byte, for the same inputs.
 //! Checked against the JUnit schema of Jenkins' xUnit plugin (tests/data/).
 
 use std::fmt::Write as _;
 
 use grail_engine::{Database, Finding, LineIndex, Outcome, SourceText, Summary};
+
+use crate::outcome::{self, AllowedBy, Mark};
 
 /// One `<testsuite>` element, and its counts.
 pub struct Suite {
@@ -18,48 +23,58 @@ pub struct Suite {
 }
 
 /// The test suite of one deployment: `docs` are the documents the findings
-/// point into, `shown` those the suite is named after.
-pub fn suite(db: &Database, docs: &[SourceText], shown: &[SourceText], findings: &[Finding]) -> Suite {
+/// point into, `shown` those the suite is named after; `allowed` who
+/// accepted its UNKNOWN outcomes.
+pub fn suite(
+    db: &Database,
+    docs: &[SourceText],
+    shown: &[SourceText],
+    findings: &[Finding],
+    allowed: Option<AllowedBy>,
+) -> Suite {
     let s = Summary::of(findings);
     let name: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
     let name = name.join(", ");
+    let failures = findings.iter().filter(|f| outcome::mark(f.outcome, allowed) == Some(Mark::Error)).count();
     let mut xml = String::new();
     let _ = writeln!(
         xml,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{}\">",
         escape(&name),
         findings.len(),
-        s.fail,
-        s.unknown + s.not_applicable
+        s.fail + s.unknown + s.not_applicable - failures
     );
     for f in findings {
         let case = format!("{} {}", f.rule, f.subject);
         let at = location(db, docs, f).map(|l| format!("{l}: ")).unwrap_or_default();
         let _ = write!(xml, "    <testcase name=\"{}\" classname=\"{}\"", escape(&case), escape(&f.rule));
-        match f.outcome {
-            Outcome::Pass => xml.push_str("/>\n"),
-            Outcome::Fail => {
-                let _ = writeln!(
-                    xml,
-                    ">\n      <failure type=\"FAIL\" message=\"{}\">{}</failure>\n    </testcase>",
-                    escape(&f.message),
-                    escape(&format!("{at}{}", f.message))
-                );
-            }
-            Outcome::Unknown | Outcome::NotApplicable => {
-                let kind = if f.outcome == Outcome::Unknown { "UNKNOWN" } else { "NOT APPLICABLE" };
-                let reason = if f.message.is_empty() { kind.to_lowercase() } else { f.message.clone() };
-                let _ = writeln!(
-                    xml,
-                    ">\n      <skipped type=\"{kind}\" message=\"{}\">{}</skipped>\n    </testcase>",
-                    escape(&format!("{kind}: {reason}")),
-                    escape(&format!("{at}{reason}"))
-                );
-            }
+        if f.outcome == Outcome::Pass {
+            xml.push_str("/>\n");
+            continue;
         }
+        let kind = match f.outcome {
+            Outcome::Fail => "FAIL",
+            Outcome::Unknown => "UNKNOWN",
+            _ => "NOT APPLICABLE",
+        };
+        let reason = if f.message.is_empty() { kind.to_lowercase() } else { f.message.clone() };
+        let (element, title) = match (outcome::mark(f.outcome, allowed), f.outcome) {
+            (Some(Mark::Error), Outcome::Fail) => ("failure", f.message.clone()),
+            (Some(Mark::Error), _) => ("failure", format!("{kind}: {reason}")),
+            (Some(Mark::Warning), _) => {
+                ("skipped", format!("{kind} (allowed by {}): {reason}", allowed.map_or("", AllowedBy::describe)))
+            }
+            (None, _) => ("skipped", format!("{kind}: {reason}")),
+        };
+        let _ = writeln!(
+            xml,
+            ">\n      <{element} type=\"{kind}\" message=\"{}\">{}</{element}>\n    </testcase>",
+            escape(&title),
+            escape(&format!("{at}{reason}"))
+        );
     }
     xml.push_str("  </testsuite>\n");
-    Suite { xml, tests: findings.len(), failures: s.fail }
+    Suite { xml, tests: findings.len(), failures }
 }
 
 /// The whole document: every suite in one `<testsuites>`.

@@ -22,6 +22,7 @@ mod fmt;
 mod github;
 mod graph;
 mod junit;
+mod outcome;
 mod policy;
 mod render;
 mod sarif;
@@ -51,11 +52,13 @@ enum Command {
     /// Check documents (bindings) against the guardrail rules.
     ///
     /// Every rule reports, per subject, PASS, FAIL, UNKNOWN (missing evidence)
-    /// or NOT APPLICABLE. Exit status: 0 when nothing FAILs (UNKNOWN allowed
-    /// unless --deny-unknown), 1 when something FAILs, 2 when the check could
-    /// not run (bad arguments, an unreadable file, a policy that does not
-    /// compile). A document that is not well-formed JSON or YAML is a finding
-    /// (exit 1), with its line and column.
+    /// or NOT APPLICABLE. Exit status: 0 when nothing FAILs and nothing is
+    /// UNKNOWN, 1 when something FAILs or is UNKNOWN (missing evidence is
+    /// never a pass; --allow-unknown, or `allow_unknown` in a deployment of
+    /// grail.toml, accepts UNKNOWN and the report says so), 2 when the check
+    /// could not run (bad arguments, an unreadable file, a policy that does
+    /// not compile). A document that is not well-formed JSON or YAML is a
+    /// finding (exit 1), with its line and column.
     ///
     /// Examples:
     ///   grail check examples/org/security.yaml
@@ -87,7 +90,9 @@ enum Command {
     /// of every cell of the classes involved: where it was set, the floor or
     /// ceiling that bounds it, lower-layer values refused, and a value demoted
     /// to the shipped one because a gate failed. For a passing binding it says
-    /// what was established and what remains UNKNOWN.
+    /// what was established and what remains UNKNOWN. Exit status as
+    /// `grail check`'s: 0 when nothing FAILs or is UNKNOWN (or the UNKNOWN is
+    /// allowed with --allow-unknown), 1 otherwise, 2 when it could not run.
     ///
     /// Examples:
     ///   grail explain examples/bindings/auto-merge-demoted.yaml
@@ -114,8 +119,9 @@ enum Command {
     /// Compile for tools that do not run grail: Cedar, the rules as JSON, JSON Schema.
     ///
     /// --target cedar: the deployment named by FILE... (read as `grail check`
-    /// reads it) is checked first; if the check fails, its report is printed
-    /// on standard error, nothing is written and the exit status is 1.
+    /// reads it) is checked first; if the check fails (a FAIL, or an UNKNOWN
+    /// unless --allow-unknown), its report is printed on standard error,
+    /// nothing is written and the exit status is 1.
     /// Otherwise writes NAME.cedarschema, NAME.cedar (one permit per admission
     /// answer grail allows; Cedar denies the rest) and entities.json, where
     /// NAME is the policy's folder name (`guardrails` for the shipped library).
@@ -184,7 +190,8 @@ enum Command {
     /// Reads the deployment as `grail check` does, then answers the request
     /// (an action, and the principal's and resource's attributes) exactly as
     /// the Cedar that `grail compile --target cedar` writes for it: DENY if the
-    /// deployment fails the check (nothing is compiled), ALLOW when an answer
+    /// deployment fails the check (a FAIL, or an UNKNOWN unless
+    /// --allow-unknown: nothing is compiled), ALLOW when an answer
     /// the policy allows has every attribute of the request's, DENY otherwise,
     /// with the reason. Exit status: 0 ALLOW, 1 DENY, 2 could not run (an
     /// action or attribute no question declares, an unreadable file).
@@ -327,9 +334,11 @@ struct AuthorizeArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
-    /// Deny everything when the check has an UNKNOWN, as `compile --deny-unknown` refuses to compile.
+    /// Answer even when the check has an UNKNOWN (missing evidence), as
+    /// `compile --allow-unknown` compiles it; what the policy cannot
+    /// establish is still refused. Without it, an UNKNOWN denies everything.
     #[arg(long)]
-    deny_unknown: bool,
+    allow_unknown: bool,
     /// The time of the check that `now()` reads, in RFC 3339
     /// (`2026-08-11T09:00:00Z`), as `compile --now` takes it; without it, the
     /// machine's clock. The answer says which when an outcome read it.
@@ -434,9 +443,11 @@ struct CompileArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
-    /// With --target cedar: refuse a deployment with an UNKNOWN too, as `check --deny-unknown` would fail it.
+    /// With --target cedar: compile a deployment whose check has an UNKNOWN
+    /// (missing evidence), as `check --allow-unknown` passes it; without it,
+    /// an UNKNOWN refuses the deployment as a FAIL does.
     #[arg(long)]
-    deny_unknown: bool,
+    allow_unknown: bool,
     /// With --target cedar: the time of the check that `now()` reads, in RFC 3339
     /// (`2026-08-11T09:00:00Z`); without it, the machine's clock. The report
     /// says which.
@@ -517,6 +528,9 @@ struct ExplainArgs {
     /// The whole derivation: every outcome, every value read, every cell.
     #[arg(long, short)]
     verbose: bool,
+    /// Exit 0 when the check's worst outcome is UNKNOWN, as `check --allow-unknown` does.
+    #[arg(long)]
+    allow_unknown: bool,
     /// The documents to explain, read together as one deployment.
     #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
@@ -559,9 +573,12 @@ struct CheckArgs {
     /// says which.
     #[arg(long, value_name = "RFC3339", value_parser = parse_now)]
     now: Option<i128>,
-    /// Treat UNKNOWN (missing evidence) like FAIL for the exit status.
+    /// Accept UNKNOWN (missing evidence): exit 0 when nothing FAILs, the
+    /// UNKNOWNs reported as warnings, and the report says they were allowed
+    /// (`allow_unknown = true` in a deployment of grail.toml does the same
+    /// for that deployment). Without it, an UNKNOWN fails the check.
     #[arg(long)]
-    deny_unknown: bool,
+    allow_unknown: bool,
     /// Check every file as a deployment of its own: one report per file
     /// (with --format json, one JSON object per line, each with a "file" field).
     #[arg(long)]
@@ -628,10 +645,12 @@ enum CheckFormat {
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
-    /// JUnit XML, for test reporters: a test case per rule and subject (FAIL a
-    /// failure; UNKNOWN and NOT APPLICABLE skipped, with the reason).
+    /// JUnit XML, for test reporters: a test case per rule and subject (FAIL
+    /// and UNKNOWN a failure; NOT APPLICABLE and an allowed UNKNOWN skipped,
+    /// with the reason).
     Junit,
-    /// GitHub Actions workflow commands: an annotation per FAIL (error) and UNKNOWN (warning).
+    /// GitHub Actions workflow commands: an annotation per FAIL and UNKNOWN
+    /// (error; an allowed UNKNOWN a warning).
     Github,
     /// The policy's tables of the documents checked (a row per tuple, a cell
     /// per column, as each `table` declares them), then the counts of findings.
@@ -696,6 +715,21 @@ impl Clock {
     }
 }
 
+/// clap's error, and for the flag that is gone, what replaced it.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    let gone = e.kind() == clap::error::ErrorKind::UnknownArgument
+        && std::env::args().any(|a| a == "--deny-unknown" || a.starts_with("--deny-unknown="));
+    if !gone {
+        e.exit();
+    }
+    let _ = e.print();
+    eprintln!(
+        "help: `--deny-unknown` is gone: UNKNOWN (missing evidence) fails the check by default now; \
+         drop the flag (`--allow-unknown` accepts UNKNOWN)"
+    );
+    ExitCode::from(2)
+}
+
 /// The command could not run: printed as an error, exit status 2.
 pub struct Fatal(pub String);
 
@@ -710,7 +744,10 @@ fn main() -> ExitCode {
     if !SHIPPED_POLICY.is_empty() {
         grail_engine::prebuilt::install(SHIPPED_POLICY);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     if cli.no_cache {
         cache::disable();
     }

@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal as _;
 
+use crate::outcome::{self, AllowedBy, Mark};
 use grail_engine::hir::Loc;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicyDiagnostic, PolicySet, Severity, SourceText, Summary};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
@@ -172,7 +173,9 @@ fn outcome_word(o: Outcome) -> &'static str {
 
 /// The human report of one deployment.
 /// `docs` are the documents the findings point into; `shown` those the report is about;
-/// `shipped` which of the policy's files are the shipped library's.
+/// `shipped` which of the policy's files are the shipped library's; `allowed`
+/// who accepted UNKNOWN outcomes.
+#[allow(clippy::too_many_arguments)]
 pub fn human(
     db: &Database,
     set: PolicySet,
@@ -180,23 +183,30 @@ pub fn human(
     docs: &[SourceText],
     shown: &[SourceText],
     findings: &[Finding],
+    allowed: Option<AllowedBy>,
     verbose: bool,
 ) -> String {
     let shown: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    human_of(&Texts::policy(db, set).shipped(shipped), &Texts::sources(db, docs), &shown, findings, verbose)
+    human_of(&Texts::policy(db, set).shipped(shipped), &Texts::sources(db, docs), &shown, findings, allowed, verbose)
 }
 
 /// [`human`] on texts read outside the database.
-pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: &[Finding], verbose: bool) -> String {
+pub fn human_of(
+    policy: &Texts<'_>,
+    docs: &Texts<'_>,
+    shown: &[&str],
+    findings: &[Finding],
+    allowed: Option<AllowedBy>,
+    verbose: bool,
+) -> String {
     let mut out = String::new();
-    for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
+    for f in findings {
+        let Some(mark) = outcome::mark(f.outcome, allowed) else { continue };
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
-        let mut diag =
-            MietteDiagnostic::new(title).with_code(f.rule.clone()).with_severity(if f.outcome == Outcome::Fail {
-                miette::Severity::Error
-            } else {
-                miette::Severity::Warning
-            });
+        let mut diag = MietteDiagnostic::new(title).with_code(f.rule.clone()).with_severity(match mark {
+            Mark::Error => miette::Severity::Error,
+            Mark::Warning => miette::Severity::Warning,
+        });
         if let Some(loc) = f.policy
             && let Some(at) = policy.position(loc)
         {
@@ -228,12 +238,13 @@ pub fn human_of(policy: &Texts<'_>, docs: &Texts<'_>, shown: &[&str], findings: 
             out.push_str(&format!("  {:<14} {} {}{reason}\n", outcome_word(f.outcome), f.rule, f.subject));
         }
     }
-    out.push_str(&summary_line(shown, findings));
+    out.push_str(&summary_line(shown, findings, allowed));
     out
 }
 
-/// The closing line of a report: the files, the count of each outcome, the verdict.
-pub fn summary_line(shown: &[&str], findings: &[Finding]) -> String {
+/// The closing line of a report: the files, the count of each outcome, the
+/// verdict (and who allowed an UNKNOWN one).
+pub fn summary_line(shown: &[&str], findings: &[Finding], allowed: Option<AllowedBy>) -> String {
     let s = Summary::of(findings);
     format!(
         "{}: {} failed, {} unknown, {} passed, {} not applicable ({})\n",
@@ -242,20 +253,17 @@ pub fn summary_line(shown: &[&str], findings: &[Finding]) -> String {
         s.unknown,
         s.pass,
         s.not_applicable,
-        match s.verdict() {
-            Outcome::Fail => "fail",
-            Outcome::Unknown => "unknown",
-            _ => "pass",
-        }
+        outcome::verdict_text(s.verdict(), allowed)
     )
 }
 
 /// The fields `grail check` adds to a report: the layers of its documents,
-/// the time of the check (when the policy reads it), and which deployment
-/// or file a report of many is about.
+/// the time of the check (when the policy reads it), who accepted UNKNOWN
+/// outcomes, and which deployment or file a report of many is about.
 pub struct Added<'a> {
     pub layers: serde_json::Value,
     pub now: Option<serde_json::Value>,
+    pub allowed: Option<AllowedBy>,
     pub deployment: Option<&'a str>,
     pub file: Option<&'a str>,
 }
@@ -269,6 +277,7 @@ pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], add
     let mut report = report(policy, docs, findings, added.file);
     report.layers = Some(added.layers);
     report.now = added.now;
+    report.unknown_allowed = added.allowed.map(AllowedBy::as_str);
     report.deployment = added.deployment;
     if pretty {
         let mut out = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -346,6 +355,11 @@ fn write_line(out: &mut String, report: &Report<'_>) -> serde_json::Result<()> {
     if let Some(now) = &report.now {
         out.push_str(",\"now\":");
         out.push_str(&serde_json::to_string(now)?);
+    }
+    if let Some(by) = report.unknown_allowed {
+        out.push_str(",\"unknown_allowed\":\"");
+        push_escaped(out, by);
+        out.push('"');
     }
     if let Some(deployment) = report.deployment {
         out.push_str(",\"deployment\":\"");
@@ -469,6 +483,9 @@ struct Report<'a> {
     layers: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     now: Option<serde_json::Value>,
+    /// Who accepted UNKNOWN outcomes (`flag`, `workspace`), when someone did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_allowed: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     deployment: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -540,15 +557,12 @@ fn report<'a>(policy: &Texts<'a>, docs: &Texts<'a>, findings: &'a [Finding], fil
         })
         .collect();
     Report {
-        verdict: match s.verdict() {
-            Outcome::Fail => "fail",
-            Outcome::Unknown => "unknown",
-            _ => "pass",
-        },
+        verdict: outcome::verdict_word(s.verdict()),
         summary: Counts { pass: s.pass, fail: s.fail, unknown: s.unknown, not_applicable: s.not_applicable },
         findings,
         layers: None,
         now: None,
+        unknown_allowed: None,
         deployment: None,
         file,
     }
@@ -738,6 +752,7 @@ mod tests {
                 findings: if mask == 0 { Vec::new() } else { findings.iter().map(copy).collect() },
                 layers: (mask & 1 != 0).then(|| serde_json::json!([{"file": strange, "kind": "Binding"}])),
                 now: (mask & 2 != 0).then(|| serde_json::json!({"value": "2026-08-20T00:00:00Z", "source": "--now"})),
+                unknown_allowed: (mask & 2 != 0).then_some(if mask & 1 != 0 { "flag" } else { "workspace" }),
                 deployment: (mask & 4 != 0).then_some(strange),
                 file: (mask & 8 != 0).then_some("x.json"),
             };

@@ -2,10 +2,13 @@
 //! the policy's rules as the tool's rules, one result per FAIL or UNKNOWN.
 //!
 //! Choices, each checked against the SARIF 2.1.0 specification and schema:
-//! - FAIL is level `error`; UNKNOWN (missing evidence) is level `warning`,
-//!   with `properties.outcome: "unknown"`. Both keep SARIF's default kind,
-//!   `fail`: missing evidence is a problem to fix, and SARIF allows a level
-//!   other than `none` only on that kind.
+//! - FAIL and UNKNOWN (missing evidence) are level `error`, as both fail
+//!   the check (src/outcome.rs); an UNKNOWN the caller allowed
+//!   (`--allow-unknown`, or `allow_unknown` in `grail.toml`) is level
+//!   `warning`, and the run's `properties.unknown_allowed` says who allowed
+//!   it (`flag` or `workspace`). Each result has `properties.outcome`. All
+//!   keep SARIF's default kind, `fail`: missing evidence is a problem to fix,
+//!   and SARIF allows a level other than `none` only on that kind.
 //! - PASS and NOT APPLICABLE are not results: a code-scanning tool shows
 //!   every result as an alert. Their counts are in the run's
 //!   `properties.summary`, so nothing is dropped silently; `--format json`
@@ -25,10 +28,12 @@
 
 use grail_engine::db::compile_policy;
 use grail_engine::hir::Loc;
-use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
+use grail_engine::{Database, Finding, LineIndex, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
 use grail_lang::ast::Span;
+
+use crate::outcome::{self, AllowedBy, Mark};
 
 pub const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
@@ -49,13 +54,22 @@ impl Policy<'_> {
     }
 }
 
+/// One deployment of a log: the documents its findings point into, the
+/// findings, and who accepted its UNKNOWN outcomes.
+pub struct Deployment<'a> {
+    pub documents: Vec<SourceText>,
+    pub findings: &'a [Finding],
+    pub allowed: Option<AllowedBy>,
+}
+
 /// A SARIF log of one run per deployment.
-pub fn log(db: &Database, policy: Policy<'_>, deployments: &[(Vec<SourceText>, &[Finding])]) -> Value {
-    let runs: Vec<Value> = deployments.iter().map(|(docs, findings)| run(db, policy, docs, findings)).collect();
+pub fn log(db: &Database, policy: Policy<'_>, deployments: &[Deployment<'_>]) -> Value {
+    let runs: Vec<Value> = deployments.iter().map(|d| run(db, policy, d)).collect();
     json!({ "$schema": SCHEMA, "version": "2.1.0", "runs": runs })
 }
 
-fn run(db: &Database, p: Policy<'_>, docs: &[SourceText], findings: &[Finding]) -> Value {
+fn run(db: &Database, p: Policy<'_>, deployment: &Deployment<'_>) -> Value {
+    let (docs, findings, allowed) = (&deployment.documents[..], deployment.findings, deployment.allowed);
     let set = p.set;
     let policy = &compile_policy(db, set).policy;
     let metas = policy.rule_meta();
@@ -91,8 +105,8 @@ fn run(db: &Database, p: Policy<'_>, docs: &[SourceText], findings: &[Finding]) 
 
     let results: Vec<Value> = findings
         .iter()
-        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
-        .map(|f| result(db, p, docs, f, metas.iter().position(|m| m.id == f.rule)))
+        .filter_map(|f| Some((f, outcome::mark(f.outcome, allowed)?)))
+        .map(|(f, mark)| result(db, p, docs, f, mark, metas.iter().position(|m| m.id == f.rule)))
         .collect();
 
     let s = Summary::of(findings);
@@ -110,10 +124,13 @@ fn run(db: &Database, p: Policy<'_>, docs: &[SourceText], findings: &[Finding]) 
         "artifacts": artifacts,
         "results": results,
         "properties": {
-            "verdict": match s.verdict() { Outcome::Fail => "fail", Outcome::Unknown => "unknown", _ => "pass" },
+            "verdict": outcome::verdict_word(s.verdict()),
             "summary": {"pass": s.pass, "fail": s.fail, "unknown": s.unknown, "not_applicable": s.not_applicable},
         },
     });
+    if let Some(by) = allowed {
+        run["properties"]["unknown_allowed"] = json!(by.as_str());
+    }
     if p.shipped.contains(&true) {
         run["originalUriBaseIds"] = json!({
             LIBRARY: { "description": { "text": "the guardrail library built into grail: policies/guardrails/ of grail's own source; `grail source` prints its files" } }
@@ -122,11 +139,18 @@ fn run(db: &Database, p: Policy<'_>, docs: &[SourceText], findings: &[Finding]) 
     run
 }
 
-fn result(db: &Database, p: Policy<'_>, docs: &[SourceText], f: &Finding, rule_index: Option<usize>) -> Value {
+fn result(
+    db: &Database,
+    p: Policy<'_>,
+    docs: &[SourceText],
+    f: &Finding,
+    mark: Mark,
+    rule_index: Option<usize>,
+) -> Value {
     let text = if f.message.is_empty() { f.subject.clone() } else { f.message.clone() };
     let mut r = json!({
         "ruleId": f.rule,
-        "level": if f.outcome == Outcome::Fail { "error" } else { "warning" },
+        "level": match mark { Mark::Error => "error", Mark::Warning => "warning" },
         "message": { "text": text },
         "properties": { "outcome": f.outcome.as_str(), "subject": f.subject },
     });

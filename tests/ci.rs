@@ -85,21 +85,29 @@ fn the_action_annotates_writes_sarif_and_fails_as_the_check_does() {
     assert_eq!(log["version"], "2.1.0");
     assert!(!log["runs"][0]["results"].as_array().expect("results").is_empty());
 
+    // The example organisation's deliberate gap: UNKNOWNs, which fail the step.
     let (code, stdout, outputs) =
         action(&[("INPUT_FILES", ""), ("INPUT_LAYERS", ORG_LAYERS), ("INPUT_SARIF_FILE", sarif_path)], &dir);
-    assert_eq!(code, 0, "{stdout}");
-    assert!(stdout.lines().any(|l| l.starts_with("::warning ")), "the example organisation's UNKNOWNs: {stdout}");
-    assert!(outputs.contains("exit-code=0"));
-    let (code, _, _) = action(
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("::error ") && l.contains("title=UNKNOWN ")), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with("::warning ")), "{stdout}");
+    assert!(outputs.contains("exit-code=1"));
+    let (code, stdout, outputs) = action(
         &[
             ("INPUT_FILES", ""),
             ("INPUT_LAYERS", ORG_LAYERS),
-            ("INPUT_DENY_UNKNOWN", "true"),
+            ("INPUT_ALLOW_UNKNOWN", "true"),
             ("INPUT_SARIF_FILE", sarif_path),
         ],
         &dir,
     );
-    assert_eq!(code, 1, "deny-unknown turns the UNKNOWNs into a failure");
+    assert_eq!(code, 0, "allow-unknown accepts the UNKNOWNs: {stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("::warning ") && l.contains("title=UNKNOWN ")), "{stdout}");
+    assert!(stdout.ends_with("(unknown, allowed by `--allow-unknown`)\n"), "{stdout}");
+    assert!(outputs.contains("exit-code=0"));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).expect("SARIF written")).expect("JSON");
+    assert_eq!(log["runs"][0]["properties"]["unknown_allowed"], "flag");
     // A check that cannot run writes no report and says so.
     let (code, _, outputs) =
         action(&[("INPUT_FILES", "examples/no-such-file.yaml"), ("INPUT_SARIF_FILE", sarif_path)], &dir);

@@ -17,8 +17,10 @@ fn root() -> &'static Path {
 
 /// The example organisation, at a fixed time of the check nine days after
 /// its probes' capture: the time and its three layers bound by the
-/// invocation (the first eight arguments), and a step of its history.
-const ORG: [&str; 9] = [
+/// invocation (the first eight arguments), `--allow-unknown` (its deliberate
+/// gap, an L3 probe that could not run, is UNKNOWN: examples/README.md), and
+/// a step of its history.
+const ORG: [&str; 10] = [
     "--now",
     "2026-08-20T00:00:00Z",
     "--layer",
@@ -27,6 +29,7 @@ const ORG: [&str; 9] = [
     "operator=examples/org/operator.yaml",
     "--layer",
     "repo=examples/org/repo.yaml",
+    "--allow-unknown",
     "examples/org/history/step-002.yaml",
 ];
 
@@ -164,6 +167,7 @@ fn authorize_says_why() {
                 "surface=ci-pool-a",
                 "--now",
                 "2026-08-20T00:00:00Z",
+                "--allow-unknown",
                 "examples/org/security.yaml",
             ],
         )
@@ -171,6 +175,7 @@ fn authorize_says_why() {
     )
     .expect("JSON");
     assert_eq!(json["decision"], "allow");
+    assert_eq!(json["unknown_allowed"], "flag");
     assert_eq!(json["permitted_by"], json!(["admission.dispatch"]));
     assert_eq!(json["now"], json!({"value": "2026-08-20T00:00:00Z", "source": "given"}));
 }
@@ -298,7 +303,8 @@ fn man_pages_render_with_groff() {
     assert!(pages.iter().any(|p| p.ends_with("/grail-authorize.1")), "{pages:?}");
     assert!(pages.iter().any(|p| p.ends_with("/grail-source.1")), "{pages:?}");
     let check = std::fs::read_to_string(dir.join("grail-check.1")).expect("grail-check.1");
-    assert!(check.contains("deny\\-unknown"), "{check}");
+    assert!(check.contains("allow\\-unknown"), "{check}");
+    assert!(!check.contains("deny\\-unknown"), "{check}");
     // groff reads it, when it is there (man-db's dependency on Debian).
     for page in ["grail-check.1", "grail-source.1"] {
         if let Ok(rendered) = Command::new("groff").args(["-man", "-Tutf8", "-ww", "-z"]).arg(dir.join(page)).output() {

@@ -65,7 +65,8 @@ fn example_deployment() -> Vec<String> {
 #[test]
 fn compile_is_deterministic_byte_for_byte() {
     let deployment = example_deployment();
-    let mut cedar: Vec<&str> = vec!["--target", "cedar"];
+    // The example organisation's deliberate gap is UNKNOWN (examples/README.md).
+    let mut cedar: Vec<&str> = vec!["--target", "cedar", "--allow-unknown"];
     cedar.extend(deployment.iter().map(String::as_str));
     let targets: [(&str, Vec<&str>); 4] = [
         ("cedar", cedar),
@@ -111,19 +112,19 @@ fn a_deployment_that_fails_check_is_refused_with_the_same_report_and_nothing_is_
 }
 
 #[test]
-fn an_unknown_is_refused_only_when_denied() {
-    let args = ["--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"];
+fn an_unknown_is_refused_unless_allowed() {
+    let args = ["--policy", "tests/policies/stated-unknown", "tests/inputs/no-evidence.yaml"];
     let dir = scratch("unknown");
     let out = dir.join("allowed").to_string_lossy().into_owned();
-    let mut allowed = vec!["compile", "--target", "cedar", "--out", &out];
+    let mut allowed = vec!["compile", "--target", "cedar", "--allow-unknown", "--out", &out];
     allowed.extend(args);
     assert_eq!(run_grail(&allowed).code, 0);
-    let out = dir.join("denied").to_string_lossy().into_owned();
-    let mut denied = vec!["compile", "--target", "cedar", "--deny-unknown", "--out", &out];
-    denied.extend(args);
-    let run = run_grail(&denied);
+    let out = dir.join("refused").to_string_lossy().into_owned();
+    let mut refused = vec!["compile", "--target", "cedar", "--out", &out];
+    refused.extend(args);
+    let run = run_grail(&refused);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(!dir.join("denied").exists());
+    assert!(!dir.join("refused").exists());
 }
 
 #[test]

@@ -33,8 +33,12 @@ fn a_vendor_independence_failure_names_the_slot_and_the_generator() {
 
 #[test]
 fn a_passing_binding_with_an_unproven_level_says_what_remains_unknown() {
-    let out = grail(&["explain", "tests/inputs/explain/unproven.yaml"]);
+    // Its UNKNOWN fails the check, and so `explain`, unless allowed.
+    let strict = grail(&["explain", "tests/inputs/explain/unproven.yaml"]);
+    assert!(strict.starts_with("exit: 1"), "{strict}");
+    let out = grail(&["explain", "--allow-unknown", "tests/inputs/explain/unproven.yaml"]);
     assert!(out.starts_with("exit: 0"), "{out}");
+    assert_eq!(strict.replacen("exit: 1", "exit: 0", 1), out.replace(", allowed by `--allow-unknown`", ""));
     insta::assert_snapshot!(out);
 }
 

@@ -56,6 +56,17 @@ fn junit_validates_against_the_schema_and_the_schema_can_refuse() {
         &["check", "--format", "junit", "examples/bindings/identical-checkers.yaml"][..],
         &["check", "--format", "junit", "--each", "examples/bindings/good.yaml", "examples/bindings/broken.yaml"],
         &["check", "--format", "junit", "tests/inputs/garbage.bin"],
+        // An UNKNOWN, failed and allowed.
+        &["check", "--format", "junit", "--policy", "tests/policies/stated-unknown", "tests/inputs/no-evidence.yaml"],
+        &[
+            "check",
+            "--format",
+            "junit",
+            "--allow-unknown",
+            "--policy",
+            "tests/policies/stated-unknown",
+            "tests/inputs/no-evidence.yaml",
+        ],
         &[
             "check",
             "--format",
@@ -87,9 +98,11 @@ fn junit_has_a_case_per_rule_and_subject_as_the_json_report_counts_them() {
     let total = count("pass") + count("fail") + count("unknown") + count("not_applicable");
     assert_eq!(out.stdout.matches("<testcase ").count(), total);
     assert_eq!(out.stdout.matches("<failure type=\"FAIL\"").count(), count("fail"));
-    assert_eq!(out.stdout.matches("<skipped type=\"UNKNOWN\"").count(), count("unknown"));
+    // An UNKNOWN fails the check, so it is a failure too (skipped only when allowed: tests/unknown.rs).
+    assert_eq!(out.stdout.matches("<failure type=\"UNKNOWN\"").count(), count("unknown"));
+    assert_eq!(out.stdout.matches("<skipped type=\"UNKNOWN\"").count(), 0);
     assert_eq!(out.stdout.matches("<skipped type=\"NOT APPLICABLE\"").count(), count("not_applicable"));
-    assert!(out.stdout.contains(&format!("failures=\"{}\"", count("fail"))));
+    assert!(out.stdout.contains(&format!("failures=\"{}\"", count("fail") + count("unknown"))));
     assert_eq!(out.code, 1);
     insta::assert_snapshot!(
         out.stdout.lines().filter(|l| l.contains("topology.checker_count")).collect::<Vec<_>>().join("\n")
@@ -140,7 +153,8 @@ fn github_annotations_say_what_the_json_report_says() {
     assert!(!commands.is_empty());
     for ((name, props, message), f) in commands.iter().zip(&listed) {
         let prop = |k: &str| props.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-        assert_eq!(name, if f["outcome"] == "fail" { "error" } else { "warning" });
+        // FAIL and UNKNOWN both fail the check: both are errors (an allowed UNKNOWN a warning: tests/unknown.rs).
+        assert_eq!(name, "error", "{f}");
         assert_eq!(prop("file").as_deref(), f["file"].as_str());
         assert_eq!(prop("line"), f["line"].as_u64().map(|n| n.to_string()));
         assert_eq!(prop("col"), f["column"].as_u64().map(|n| n.to_string()));

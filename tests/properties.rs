@@ -13,6 +13,9 @@
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 64 here).
 
+#[path = "../src/outcome.rs"]
+#[allow(dead_code)]
+mod outcome;
 #[path = "../src/render.rs"]
 #[allow(dead_code)]
 mod render;
@@ -165,9 +168,14 @@ fn reports(path: &str, text: &str) -> (String, String) {
     let doc = SourceText::new(&db, path.into(), text.into(), None);
     let report = check_deployment(&db, set, Deployment::new(&db, vec![doc], Vec::new()));
     let (policy, docs) = (render::Texts::policy(&db, set), render::Texts::sources(&db, &report.documents));
-    let added = render::Added { layers: serde_json::Value::Null, now: None, deployment: None, file: None };
+    let added =
+        render::Added { layers: serde_json::Value::Null, now: None, allowed: None, deployment: None, file: None };
     let json = render::json_text(&policy, &docs, &report.findings, added, false);
-    let runs = [(report.documents.clone(), report.findings.as_slice())];
+    let runs = [sarif::Deployment {
+        documents: report.documents.clone(),
+        findings: report.findings.as_slice(),
+        allowed: None,
+    }];
     let shipped = vec![true; set.files(&db).len()];
     let log = sarif::log(&db, sarif::Policy { set, shipped: &shipped }, &runs);
     (json, serde_json::to_string(&log).expect("JSON"))

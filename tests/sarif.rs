@@ -80,6 +80,15 @@ fn every_example_validates() {
         &["check", "--format", "sarif", "tests/inputs/duplicate.yaml", "examples/bindings/org.json"],
         &["check", "--format", "sarif", "--each", "examples/bindings/good.yaml", "examples/bindings/broken.yaml"],
         &["check", "--format", "sarif", "--policy", "tests/policies/unknown", "tests/inputs/no-evidence.yaml"],
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "--allow-unknown",
+            "--policy",
+            "tests/policies/stated-unknown",
+            "tests/inputs/no-evidence.yaml",
+        ],
         // The example organisation: three layers, work items, a history (acceptance of issue 7).
         &[
             "check",
@@ -128,7 +137,9 @@ fn results_say_what_the_json_report_says() {
     let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
     for (r, f) in results.iter().zip(&listed) {
         assert_eq!(r["ruleId"], f["rule"]);
-        assert_eq!(r["level"], if f["outcome"] == "fail" { "error" } else { "warning" });
+        // FAIL and UNKNOWN both fail the check: both are errors (an allowed UNKNOWN a warning: tests/unknown.rs).
+        assert_eq!(r["level"], "error", "{f}");
+        assert_eq!(r["properties"]["outcome"], f["outcome"]);
         assert_eq!(r["message"]["text"], f["message"]);
         let region = &r["locations"][0]["physicalLocation"]["region"];
         assert_eq!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], file);

@@ -21,8 +21,9 @@ fn json(args: &[&str]) -> (i32, serde_json::Value) {
 #[test]
 fn the_seed_pack_is_checked_without_a_crash_and_every_finding_is_located() {
     let (code, report) = json(&["check", "--format", "json", "tests/data/seed-004-pack.json"]);
-    // No FAIL: what it lacks is missing evidence.
-    assert_eq!(code, 0, "{report:#}");
+    // No FAIL: what it lacks is missing evidence, which fails the check (exit 1).
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["summary"]["fail"], 0, "{report:#}");
     let findings: Vec<&serde_json::Value> =
         report["findings"].as_array().expect("findings").iter().filter(|f| f["outcome"] != "not_applicable").collect();
     assert_eq!(findings.len(), 24, "{report:#}");
@@ -76,7 +77,9 @@ fn example_runs_are_judged_each_on_its_own_against_the_pack() {
 #[test]
 fn a_run_checked_without_its_pack_is_unknown_never_pass() {
     let (code, report) = json(&["check", "--format", "json", "examples/scenarios/runs/clean-pass.yaml"]);
-    assert_eq!(code, 0, "{report:#}");
+    // Missing evidence is never a pass: the check fails.
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["summary"]["fail"], 0, "{report:#}");
     let unknown: Vec<&str> = report["findings"]
         .as_array()
         .expect("findings")

@@ -11,6 +11,7 @@
 //! items = ["org/items"]
 //! histories = ["org/history/step-002.yaml"]
 //! documents = []
+//! allow_unknown = false   # true: its UNKNOWN outcomes do not fail the check
 //! ```
 //!
 //! Layer names are not checked here: the policy declares its layers, and the
@@ -58,6 +59,9 @@ pub struct DeploymentSpec {
     pub histories: Vec<Located>,
     /// Any other document of the deployment, unbound.
     pub documents: Vec<Located>,
+    /// `allow_unknown = true`: the deployment's UNKNOWN outcomes do not fail
+    /// the check, as `grail check --allow-unknown` (the report says the file allowed them).
+    pub allow_unknown: bool,
 }
 
 impl DeploymentSpec {
@@ -101,6 +105,8 @@ struct RawDeployment {
     histories: Vec<Spanned<String>>,
     #[serde(default)]
     documents: Vec<Spanned<String>>,
+    #[serde(default)]
+    allow_unknown: bool,
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -115,7 +121,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         span: e.span().map(|r| Span::new(r.start, r.end)),
         help: Some(
             "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
-             `layers`, `items`, `histories` and `documents`"
+             `layers`, `items`, `histories`, `documents` and `allow_unknown`"
                 .into(),
         ),
     })?;
@@ -150,6 +156,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
             items: d.items.into_iter().map(located).collect(),
             histories: d.histories.into_iter().map(located).collect(),
             documents: d.documents.into_iter().map(located).collect(),
+            allow_unknown: d.allow_unknown,
         })
         .collect::<Vec<_>>();
     for d in &deployments {
@@ -221,6 +228,19 @@ histories = ["org/history/step-002.yaml"]
         let file = parse("[deployments.a]\ndocuments = [\"a.yaml\"]\n").expect("parses");
         assert!(!file.policy_declared);
         assert_eq!(file.policy[0].value, SHIPPED);
+        assert!(!file.deployments[0].allow_unknown, "UNKNOWN fails unless the file says otherwise");
+    }
+
+    #[test]
+    fn a_deployment_may_allow_unknown_and_only_as_a_boolean() {
+        let file = parse("[deployments.a]\ndocuments = [\"a.yaml\"]\nallow_unknown = true\n").expect("parses");
+        assert!(file.deployments[0].allow_unknown);
+        let text = "[deployments.a]\ndocuments = [\"a.yaml\"]\nallow_unknown = \"yes\"\n";
+        let e = parse(text).expect_err("refused");
+        let span = e.span.expect("located");
+        assert_eq!(&text[span.start..span.end], "\"yes\"", "{e:?}");
+        // Not a key of the whole file: each deployment says it for itself.
+        assert!(parse("allow_unknown = true\n[deployments.a]\ndocuments = [\"a.yaml\"]\n").is_err());
     }
 
     #[test]

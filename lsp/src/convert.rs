@@ -212,6 +212,8 @@ pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, documents: &[Sourc
     let span = f.location.map(|(_, s)| s).unwrap_or_default();
     Diagnostic {
         range: range(ws, source, span),
+        // The editor is not CI: an UNKNOWN, which fails `grail check` unless
+        // allowed (src/outcome.rs), is a warning here, a FAIL an error.
         severity: Some(if f.outcome == Outcome::Fail {
             DiagnosticSeverity::ERROR
         } else {

@@ -438,3 +438,30 @@ async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
     assert_eq!(labels, ["min_model_checkers: 2, cross_vendor_required: true (default)"]);
     c.shutdown().await;
 }
+
+/// The editor is not CI: a FAIL is an error, an UNKNOWN (missing evidence) a
+/// warning, whatever `grail check` makes of it (where it fails the check
+/// unless allowed). The policy states both outcomes (tests/policies/stated-unknown).
+#[tokio::test]
+async fn a_fail_is_an_error_and_an_unknown_a_warning() {
+    let dir = TempDir::new("unknown-warning");
+    let policy = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/policies/stated-unknown/policy.grail"),
+    )
+    .expect("the policy");
+    std::fs::create_dir_all(dir.0.join("policy")).expect("a folder");
+    std::fs::write(dir.0.join("policy/policy.grail"), policy).expect("write");
+    std::fs::write(dir.0.join("grail.toml"), "[policy]\nfolders = [\"policy\"]\n").expect("write");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let uri = uri(&dir.0.join("doc.yaml"));
+    c.open(&uri, "broken: true\n").await;
+    let d = c.diagnostics(&uri).await;
+    let mut severities: Vec<(String, i64)> = d
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap_or_default().to_string(), d["severity"].as_i64().unwrap_or_default()))
+        .collect();
+    severities.sort();
+    // 1 is an error, 2 a warning.
+    assert_eq!(severities, [("s.broken".to_string(), 1), ("s.evidence".to_string(), 2)], "{d:#?}");
+    c.shutdown().await;
+}
