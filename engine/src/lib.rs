@@ -16,6 +16,7 @@ pub mod emit;
 pub mod eval;
 pub mod explain;
 pub mod hir;
+pub mod int;
 pub mod ide;
 pub mod layers;
 pub mod line_index;
