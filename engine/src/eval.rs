@@ -1434,7 +1434,9 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
 /// Order of two ints or two variants of one enumeration (declaration order).
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
-        (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => Some(a.as_int()?.cmp(b.as_int()?)),
+        (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => {
+            Some(a.as_int()?.cmp(b.as_int()?))
+        }
         (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => {
             Some(x.get().cmp(&y.get()))
         }
