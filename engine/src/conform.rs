@@ -922,7 +922,7 @@ pub fn tight_enough(v: &Val, bound: &Val, kind: BoundKind) -> Option<bool> {
         // Tightest first: a smaller index is tighter, whether the bound is a floor or a ceiling.
         (ValKind::Enum(e, a), ValKind::Enum(f, b)) if e == f => Some(a <= b),
         (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => {
-            let order = v.as_int()?.cmp(bound.as_int()?);
+            let order = v.as_int()?.cmp(&bound.as_int()?);
             Some(if kind == BoundKind::Floor { order.is_ge() } else { order.is_le() })
         }
         (ValKind::Bool(a), ValKind::Bool(b)) => Some(if kind == BoundKind::Floor { a >= b } else { a <= b }),

@@ -1382,8 +1382,8 @@ fn fold_ints(op: FoldOp, items: &[Val]) -> Option<Val> {
         let n = item.as_int()?;
         let better = match best.and_then(Val::as_int) {
             None => true,
-            Some(b) if op == FoldOp::Min => n.cmp(b).is_lt(),
-            Some(b) => n.cmp(b).is_gt(),
+            Some(b) if op == FoldOp::Min => n.cmp(&b).is_lt(),
+            Some(b) => n.cmp(&b).is_gt(),
         };
         if better {
             best = Some(item);
@@ -1435,7 +1435,7 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
         (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => {
-            Some(a.as_int()?.cmp(b.as_int()?))
+            Some(a.as_int()?.cmp(&b.as_int()?))
         }
         (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => {
             Some(x.get().cmp(&y.get()))

@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 
 /// An integer, borrowed: small (64 bits) or big (canonical decimal text).
+/// Equal exactly when their order is `Equal`, since a big one never fits 64 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Int<'a> {
     Small(i64),
@@ -64,18 +65,12 @@ impl Int<'_> {
             Int::Big(s) => s.parse().ok(),
         }
     }
+}
 
-    /// Whether the integer is below zero.
-    pub fn is_negative(self) -> bool {
-        match self {
-            Int::Small(i) => i < 0,
-            Int::Big(s) => s.starts_with('-'),
-        }
-    }
-
-    /// The exact order of two integers of any size.
-    pub fn cmp(self, other: Int<'_>) -> Ordering {
-        match (self, other) {
+/// The exact order of two integers of any size.
+impl Ord for Int<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (*self, *other) {
             (Int::Small(a), Int::Small(b)) => a.cmp(&b),
             // A big integer is beyond every small one, on the side of its sign.
             (Int::Small(_), Int::Big(b)) => {
@@ -93,6 +88,12 @@ impl Int<'_> {
                 (None, Some(_)) => Ordering::Greater,
             },
         }
+    }
+}
+
+impl PartialOrd for Int<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -139,8 +140,8 @@ mod tests {
             (Int::Big("99999999999999999999"), Int::Big("99999999999999999999"), Equal),
         ];
         for (a, b, want) in cases {
-            assert_eq!(a.cmp(b), want, "{a:?} vs {b:?}");
-            assert_eq!(b.cmp(a), want.reverse(), "{b:?} vs {a:?}");
+            assert_eq!(a.cmp(&b), want, "{a:?} vs {b:?}");
+            assert_eq!(b.cmp(&a), want.reverse(), "{b:?} vs {a:?}");
         }
         assert_eq!(Int::Big("170141183460469231731687303715884105728").to_i128(), None);
         assert_eq!(Int::Big("-170141183460469231731687303715884105728").to_i128(), Some(i128::MIN));
