@@ -876,6 +876,8 @@ impl<'a> Evaluator<'a> {
                         .ok()
                         .and_then(|i| items.get(i).cloned())
                         .unwrap_or_else(|| absent_below(&l, &e.text)),
+                    // An index past 64 bits is past the end of every list.
+                    (V::List(_), V::BigInt(_)) => absent_below(&l, &e.text),
                     _ if l.is_absent() => l,
                     _ => Val::unknown(),
                 }
@@ -1185,6 +1187,11 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(n);
                 match &v.kind {
                     V::Int(n) => Val::new(V::Duration((i128::from(*n) * i128::from(*unit)).into()), v.origin.clone()),
+                    // Past 64 bits: exact within 128-bit nanoseconds, unknown past them.
+                    V::BigInt(_) => match v.as_int().and_then(|n| n.to_i128()?.checked_mul(i128::from(*unit))) {
+                        Some(d) => Val::new(V::Duration(d.into()), v.origin.clone()),
+                        None => Val::unknown(),
+                    },
                     _ => v,
                 }
             }

@@ -47,6 +47,12 @@ rule map.previous_first
 rule map.pairwise
   require max(map.revision, map.previous) == map.revision else fail "the revision is not the larger"
 
+rule map.long_enough
+  require seconds(map.revision) > days(365) else fail "{map.revision} seconds are not a year"
+
+rule map.indexed
+  require map.counts[map.revision] ?? 0 == 0 else fail "the count at the revision is not zero"
+
 rule map.read_above_zero
   require int(map.read) > 0 else fail "`{map.read}` bytes were read"
 "#;
@@ -129,6 +135,17 @@ fn arithmetic_is_exact_past_64_bits_and_unknown_past_128() {
     assert_eq!(outcome("map.square_small", "2", "0"), Outcome::Fail);
     // A product of 64-bit ints past 64 bits is exact, not clamped.
     assert_eq!(outcome("map.square_small", "4294967296", "0"), Outcome::Fail);
+}
+
+#[test]
+fn a_duration_or_an_index_past_64_bits_is_exact() {
+    twins("map.long_enough", ("31535999", "0"), (BIG, "0"));
+    // 2^64 + 1 seconds is a duration of 128-bit nanoseconds; far beyond, unknown.
+    assert_eq!(outcome("map.long_enough", &"9".repeat(40), "0"), Outcome::Unknown);
+    // An index past 64 bits is past the end: absent, so the default.
+    let doc = |revision: &str| format!("revision: {revision}\ncounts: [0, 5]\n");
+    assert_eq!(judge("map.indexed", "map.yaml", &doc("1")).0, Outcome::Fail);
+    assert_eq!(judge("map.indexed", "map.yaml", &doc(BIG)).0, Outcome::Pass);
 }
 
 #[test]
