@@ -322,10 +322,7 @@ fn describe(node: &Node) -> String {
         NodeKind::Null => "null".into(),
         NodeKind::Bool(b) => format!("`{b}`"),
         NodeKind::Int(i) => format!("`{i}`"),
-        // An integer too large for 64 bits is read as a number with a fraction.
-        NodeKind::Float(f) if f.fract() == 0.0 && (9.2e18..1e20).contains(&f.abs()) => {
-            format!("`{f:.0}`, which is beyond the integer range (±9223372036854775807)")
-        }
+        NodeKind::BigInt(i) => format!("`{i}`"),
         NodeKind::Float(f) if f.abs() >= 1e16 => format!("the number `{f:e}`"),
         // `1.0` is read as a number: say it as written, not as `1`.
         NodeKind::Float(f) if f.fract() == 0.0 => format!("the number `{f:.1}`"),
@@ -372,7 +369,9 @@ impl Cx<'_, '_> {
     fn type_error(&mut self, node: &Node, ty: &Ty, path: &str) -> Val {
         let want = self.ty_name(ty);
         let mut message = format!("`{path}` must be {want}, found {}", describe(node));
-        if let (Ty::Str, NodeKind::Int(_) | NodeKind::Float(_) | NodeKind::Bool(_)) = (ty, &node.kind) {
+        if let (Ty::Str, NodeKind::Int(_) | NodeKind::BigInt(_) | NodeKind::Float(_) | NodeKind::Bool(_)) =
+            (ty, &node.kind)
+        {
             message.push_str("; quote it to write a string");
         }
         if let (Ty::Enum(e), NodeKind::Str(s)) = (ty, &node.kind) {
@@ -448,6 +447,21 @@ impl Cx<'_, '_> {
                 }
                 self.located(ValKind::Int(*i), node.span)
             }
+            // Beyond 64 bits: below every minimum when negative, above it otherwise.
+            (Ty::Int, NodeKind::BigInt(i)) => {
+                if let Some(min) = int_min
+                    && i.starts_with('-')
+                {
+                    self.fail(
+                        CHECK_TYPE,
+                        path,
+                        format!("`{path}` must be an integer of at least {min}, found `{i}`"),
+                        node.span,
+                    );
+                    return self.invalid(node.span);
+                }
+                self.located(ValKind::BigInt(i.as_str().into()), node.span)
+            }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
             (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
@@ -484,6 +498,9 @@ impl Cx<'_, '_> {
         Some(match (ty, &node.kind) {
             (Ty::Bool, NodeKind::Bool(b)) => self.located(ValKind::Bool(*b), node.span),
             (Ty::Int, NodeKind::Int(i)) if int_min.is_none_or(|m| *i >= m) => self.located(ValKind::Int(*i), node.span),
+            (Ty::Int, NodeKind::BigInt(i)) if int_min.is_none() || !i.starts_with('-') => {
+                self.located(ValKind::BigInt(i.as_str().into()), node.span)
+            }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
             (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
@@ -870,8 +887,8 @@ impl Cx<'_, '_> {
             };
             let (v, w) = (val.display(self.policy), bound.display(self.policy));
             let relation = match val.kind {
-                ValKind::Int(_) if b.kind == BoundKind::Floor => "below",
-                ValKind::Int(_) => "above",
+                ValKind::Int(_) | ValKind::BigInt(_) if b.kind == BoundKind::Floor => "below",
+                ValKind::Int(_) | ValKind::BigInt(_) => "above",
                 _ => "looser than",
             };
             let matrix = &self.policy.matrices[b.matrix as usize];
@@ -909,7 +926,10 @@ pub fn tight_enough(v: &Val, bound: &Val, kind: BoundKind) -> Option<bool> {
     match (&v.kind, &bound.kind) {
         // Tightest first: a smaller index is tighter, whether the bound is a floor or a ceiling.
         (ValKind::Enum(e, a), ValKind::Enum(f, b)) if e == f => Some(a <= b),
-        (ValKind::Int(a), ValKind::Int(b)) => Some(if kind == BoundKind::Floor { a >= b } else { a <= b }),
+        (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => {
+            let order = v.as_int()?.cmp(&bound.as_int()?);
+            Some(if kind == BoundKind::Floor { order.is_ge() } else { order.is_le() })
+        }
         (ValKind::Bool(a), ValKind::Bool(b)) => Some(if kind == BoundKind::Floor { a >= b } else { a <= b }),
         _ => None,
     }

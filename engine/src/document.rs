@@ -32,6 +32,8 @@ impl Node {
             NodeKind::Null => Value::Null,
             NodeKind::Bool(b) => Value::Bool(*b),
             NodeKind::Int(i) => Value::from(*i),
+            // JSON values here are 64-bit numbers: the nearest one.
+            NodeKind::BigInt(i) => i.parse::<f64>().map_or(Value::Null, Value::from),
             NodeKind::Float(f) => Value::from(*f),
             NodeKind::Str(s) => Value::String(s.clone()),
             NodeKind::List(items) => Value::Array(items.iter().map(Node::to_json).collect()),
@@ -48,6 +50,8 @@ pub enum NodeKind {
     Null,
     Bool(bool),
     Int(i64),
+    /// An integer beyond 64 bits, as its canonical decimal text (see [`crate::int`]).
+    BigInt(String),
     Float(f64),
     Str(String),
     List(Vec<Node>),
@@ -383,14 +387,21 @@ fn json_node(value: ast::Value<'_>, offset: usize, depth: usize, max_depth: usiz
     Ok(Node { span, kind })
 }
 
-/// A JSON number: integers that fit are `Int`, everything else finite is `Float`.
+/// A JSON number: an integer (of any size) is `Int` or `BigInt`, everything else finite is `Float`.
 fn json_number(text: &str) -> Option<NodeKind> {
     if !text.contains(['.', 'e', 'E'])
-        && let Ok(int) = text.parse::<i64>()
+        && let Some(int) = crate::int::parse_decimal(text)
     {
-        return Some(NodeKind::Int(int));
+        return Some(int_node(int));
     }
     finite_float(text)
+}
+
+fn int_node(int: crate::int::OwnedInt) -> NodeKind {
+    match int {
+        crate::int::OwnedInt::Small(i) => NodeKind::Int(i),
+        crate::int::OwnedInt::Big(s) => NodeKind::BigInt(s),
+    }
 }
 
 fn finite_float(text: &str) -> Option<NodeKind> {
@@ -695,10 +706,11 @@ impl YamlBuilder<'_> {
                 match (core, resolve_plain(value).ok_or_else(out_of_range)?) {
                     ("null", kind @ NodeKind::Null)
                     | ("bool", kind @ NodeKind::Bool(_))
-                    | ("int", kind @ NodeKind::Int(_))
+                    | ("int", kind @ (NodeKind::Int(_) | NodeKind::BigInt(_)))
                     | ("float", kind @ NodeKind::Float(_)) => Ok(kind),
                     // An integer written under `!!float` is still a float.
                     ("float", NodeKind::Int(int)) => Ok(NodeKind::Float(int as f64)),
+                    ("float", NodeKind::BigInt(int)) => finite_float(&int).ok_or_else(out_of_range),
                     _ => Err(error(format!("`{}` is not a valid `!!{core}`", quote(value)), span)),
                 }
             }
@@ -857,20 +869,17 @@ fn resolve_plain(text: &str) -> Option<NodeKind> {
     }
     let is_digits = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
     if let Some(octal) = text.strip_prefix("0o").filter(|s| is_digits(s, 8)) {
-        return i64::from_str_radix(octal, 8).ok().map(NodeKind::Int);
+        return i128::from_str_radix(octal, 8).ok().map(|i| int_node(crate::int::from_i128(i)));
     }
     if let Some(hex) = text.strip_prefix("0x").filter(|s| is_digits(s, 16)) {
-        return i64::from_str_radix(hex, 16).ok().map(NodeKind::Int);
+        return i128::from_str_radix(hex, 16).ok().map(|i| int_node(crate::int::from_i128(i)));
     }
     let (sign, unsigned) = match text.strip_prefix(['-', '+']) {
         Some(rest) => (text.get(..1).unwrap_or_default(), rest),
         None => ("", text),
     };
     if is_digits(unsigned, 10) {
-        return match text.parse::<i64>() {
-            Ok(int) => Some(NodeKind::Int(int)),
-            Err(_) => finite_float(text),
-        };
+        return crate::int::parse_decimal(text).map(int_node);
     }
     // [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
     let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
@@ -1021,7 +1030,7 @@ mod tests {
                 NodeKind::Float(1.5),
                 NodeKind::Float(-2000.0),
                 NodeKind::Int(i64::MAX),
-                NodeKind::Float(9_223_372_036_854_775_808.0),
+                NodeKind::BigInt("9223372036854775808".into()),
                 NodeKind::Float(0.0),
             ]
         );
@@ -1247,7 +1256,7 @@ mod tests {
             str_node("yes"),
             str_node("true"),
             NodeKind::Int(7),
-            NodeKind::Float(9_223_372_036_854_775_808.0),
+            NodeKind::BigInt("9223372036854775808".into()),
             str_node("0x"),
             str_node("1_000"),
             str_node("12"),
@@ -1256,8 +1265,12 @@ mod tests {
 
         let literal = yaml("|\n  1.0\n");
         assert_eq!(literal.kind, str_node("1.0\n"));
-        let err = yaml_err("a: 0xFFFFFFFFFFFFFFFFFF");
-        assert_eq!(err.message, "number `0xFFFFFFFFFFFFFFFFFF` is out of range");
+        // Integers past 64 bits are exact; a hexadecimal or octal one is read within 128 bits.
+        assert_eq!(yaml("0xFFFFFFFFFFFFFFFFFF").kind, NodeKind::BigInt("4722366482869645213695".into()));
+        assert_eq!(yaml("-00018446744073709551617").kind, NodeKind::BigInt("-18446744073709551617".into()));
+        assert_eq!(yaml("!!float 18446744073709551617").kind, NodeKind::Float(18_446_744_073_709_551_617.0));
+        let err = yaml_err("a: 0x100000000000000000000000000000000");
+        assert_eq!(err.message, "number `0x100000000000000000000000000000000` is out of range");
         assert_eq!(err.span.start, 3);
         assert_eq!(yaml_err("a: 1e400").message, "number `1e400` is out of range");
     }

@@ -908,6 +908,8 @@ impl<'a> Evaluator<'a> {
                         .ok()
                         .and_then(|i| items.get(i).cloned())
                         .unwrap_or_else(|| absent_below(&l, &e.text)),
+                    // An index past 64 bits is past the end of every list.
+                    (V::List(_), V::BigInt(_)) => absent_below(&l, &e.text),
                     _ if l.is_unknown() => l,
                     _ if i.is_absent() => i,
                     _ if l.is_absent() => l,
@@ -1229,10 +1231,10 @@ impl<'a> Evaluator<'a> {
             ExprKind::ParseInt(s) => {
                 let v = self.eval(s);
                 match &v.kind {
-                    V::Str(s) | V::Id(s) => match s.parse::<i64>() {
-                        Ok(i) => Val::new(V::Int(i), v.origin.clone()),
+                    V::Str(s) | V::Id(s) => match crate::int::parse_decimal(s) {
+                        Some(i) => Val::new(i.into(), v.origin.clone()),
                         // Not an integer: missing evidence, never an invalid value of the document.
-                        Err(_) => {
+                        None => {
                             let (doc, span) =
                                 v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
                             Val::missing(format!("`{}` (not an integer)", crate::value::shown(s)), doc, span)
@@ -1289,6 +1291,11 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(n);
                 match &v.kind {
                     V::Int(n) => Val::new(V::Duration((i128::from(*n) * i128::from(*unit)).into()), v.origin.clone()),
+                    // Past 64 bits: exact within 128-bit nanoseconds, unknown past them.
+                    V::BigInt(_) => match v.as_int().and_then(|n| n.to_i128()?.checked_mul(i128::from(*unit))) {
+                        Some(d) => Val::new(V::Duration(d.into()), v.origin.clone()),
+                        None => Val::unknown(),
+                    },
                     _ => v,
                 }
             }
@@ -1459,8 +1466,12 @@ fn unknown_below(v: Val) -> Val {
 
 /// `sum`, `min` or `max` of a list of ints or durations; `None` when an
 /// entry is not one (absent or invalid: unknown) or, for `min` and `max`,
-/// when the list is empty. Sums saturate.
+/// when the list is empty. Sums of durations saturate; a sum of ints is exact
+/// within `i128` and `None` past it.
 pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
+    if !durations {
+        return fold_ints(op, items);
+    }
     let mut acc: Option<i128> = None;
     for item in items {
         let n = match item.kind {
@@ -1487,9 +1498,35 @@ pub(crate) fn fold(op: FoldOp, items: &[Val], durations: bool) -> Option<Val> {
     }))
 }
 
+/// `sum`, `min` or `max` of ints of any size: `min` and `max` exact at any
+/// size, `sum` within `i128` (`None` past it, or for an entry not an int).
+fn fold_ints(op: FoldOp, items: &[Val]) -> Option<Val> {
+    if op == FoldOp::Sum {
+        let mut sum: i128 = 0;
+        for item in items {
+            sum = sum.checked_add(item.as_int()?.to_i128()?)?;
+        }
+        return Some(Val::computed(crate::int::from_i128(sum).into()));
+    }
+    let mut best: Option<&Val> = None;
+    for item in items {
+        let n = item.as_int()?;
+        let better = match best.and_then(Val::as_int) {
+            None => true,
+            Some(b) if op == FoldOp::Min => n.cmp(&b).is_lt(),
+            Some(b) => n.cmp(&b).is_gt(),
+        };
+        if better {
+            best = Some(item);
+        }
+    }
+    best.map(|b| Val::computed(b.kind.clone()))
+}
+
 /// `a + b`, `a - b`, `a * b` over ints, instants and durations (the types
 /// lowering admits); unknown when an operand is absent or of another kind.
-/// Ints saturate; instants and durations are 128-bit nanoseconds.
+/// Ints are exact within `i128` (of any size beyond 64 bits) and unknown
+/// past it; instants and durations are 128-bit nanoseconds.
 pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
     use ValKind as V;
     // Absent in, absent out: unknown when a side is unknown, else absent when a side is.
@@ -1497,14 +1534,23 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
         return v.clone();
     }
     let (add, sub) = (matches!(op, ExprKind::Add(..)), matches!(op, ExprKind::Sub(..)));
-    let kind = match (&x.kind, &y.kind) {
-        (V::Int(p), V::Int(q)) => V::Int(if add {
-            p.saturating_add(*q)
-        } else if sub {
-            p.saturating_sub(*q)
-        } else {
-            p.saturating_mul(*q)
-        }),
+    let kind = match (x.as_int().and_then(|p| p.to_i128()), y.as_int().and_then(|q| q.to_i128())) {
+        (Some(p), Some(q)) => {
+            let n = if add {
+                p.checked_add(q)
+            } else if sub {
+                p.checked_sub(q)
+            } else {
+                p.checked_mul(q)
+            };
+            return match n {
+                Some(n) => Val::computed(crate::int::from_i128(n).into()),
+                None => Val::unknown(),
+            };
+        }
+        _ => (&x.kind, &y.kind),
+    };
+    let kind = match kind {
         (V::Str(p) | V::Id(p), V::Str(q) | V::Id(q)) if add => V::Str(format!("{p}{q}").into()),
         (V::Time(p), V::Time(q)) if sub => V::Duration(p.get().saturating_sub(q.get()).into()),
         (V::Time(p), V::Duration(q)) if add => V::Time(p.get().saturating_add(q.get()).into()),
@@ -1523,7 +1569,9 @@ pub(crate) fn arithmetic(op: &ExprKind, x: &Val, y: &Val) -> Val {
 /// Order of two ints or two variants of one enumeration (declaration order).
 fn order(a: &Val, b: &Val) -> Option<std::cmp::Ordering> {
     match (&a.kind, &b.kind) {
-        (ValKind::Int(x), ValKind::Int(y)) => Some(x.cmp(y)),
+        (ValKind::Int(_) | ValKind::BigInt(_), ValKind::Int(_) | ValKind::BigInt(_)) => {
+            Some(a.as_int()?.cmp(&b.as_int()?))
+        }
         (ValKind::Time(x), ValKind::Time(y)) | (ValKind::Duration(x), ValKind::Duration(y)) => {
             Some(x.get().cmp(&y.get()))
         }

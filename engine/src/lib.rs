@@ -17,6 +17,7 @@ pub mod eval;
 pub mod explain;
 pub mod hir;
 pub mod ide;
+pub mod int;
 pub mod layers;
 pub mod line_index;
 pub mod lower;

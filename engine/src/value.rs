@@ -142,6 +142,9 @@ pub enum ValKind {
     Null,
     Bool(bool),
     Int(i64),
+    /// An integer beyond 64 bits, as its canonical decimal text (see
+    /// [`crate::int`]): never one that fits an `Int`.
+    BigInt(Arc<str>),
     Str(Arc<str>),
     /// A file attached to the check (a `ref string` field, or `attached(p)`):
     /// it reads as its path; `text`, `lines` and `sha256` read its content.
@@ -175,6 +178,7 @@ pub enum IdKey<'v> {
     Null,
     Bool(bool),
     Int(i64),
+    BigInt(&'v str),
     Str(&'v str),
     Id(&'v str),
     Enum(EnumId, u32),
@@ -189,6 +193,7 @@ impl PartialEq for IdKey<'_> {
             (Null, Null) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
             (Str(a), Str(b)) => a == b,
             (Id(a), Id(b)) | (Id(a), Str(b)) | (Str(a), Id(b)) => same_identifier(a, b),
             (Enum(e, a), Enum(f, b)) => e == f && a == b,
@@ -206,6 +211,7 @@ impl std::hash::Hash for IdKey<'_> {
             IdKey::Null => 6u8.hash(state),
             IdKey::Bool(b) => (0u8, b).hash(state),
             IdKey::Int(i) => (1u8, i).hash(state),
+            IdKey::BigInt(i) => (7u8, i).hash(state),
             // Strings hash without case, so that an identifier and a string equal to it meet.
             IdKey::Str(s) | IdKey::Id(s) => {
                 2u8.hash(state);
@@ -291,6 +297,15 @@ impl Val {
             Truth::True => Val::bool(true),
             Truth::False => Val::bool(false),
             Truth::Unknown => Val::unknown(),
+        }
+    }
+
+    /// An integer of any size.
+    pub fn as_int(&self) -> Option<crate::int::Int<'_>> {
+        match &self.kind {
+            ValKind::Int(i) => Some(crate::int::Int::Small(*i)),
+            ValKind::BigInt(i) => Some(crate::int::Int::Big(i)),
+            _ => None,
         }
     }
 
@@ -382,6 +397,7 @@ impl Val {
         match &self.kind {
             ValKind::Bool(b) => write!(key, "b:{b}").ok()?,
             ValKind::Int(i) => write!(key, "i:{i}").ok()?,
+            ValKind::BigInt(i) => write!(key, "i:{i}").ok()?,
             ValKind::Str(s) => write!(key, "s:{s}").ok()?,
             ValKind::Id(s) => write!(key, "s:{}", s.to_lowercase()).ok()?,
             ValKind::Enum(e, v) => write!(key, "e{e}:{v}").ok()?,
@@ -417,6 +433,7 @@ impl Val {
             ValKind::File(f) => Some(IdKey::Str(&f.path)),
             ValKind::Bool(b) => Some(IdKey::Bool(*b)),
             ValKind::Int(i) => Some(IdKey::Int(*i)),
+            ValKind::BigInt(i) => Some(IdKey::BigInt(i)),
             ValKind::Str(s) => Some(IdKey::Str(s)),
             ValKind::Id(s) => Some(IdKey::Id(s)),
             ValKind::Enum(e, v) => Some(IdKey::Enum(*e, *v)),
@@ -437,6 +454,7 @@ impl Val {
             ValKind::File(f) => shown(&f.path).into_owned(),
             ValKind::Bool(b) => b.to_string(),
             ValKind::Int(i) => i.to_string(),
+            ValKind::BigInt(i) => i.to_string(),
             ValKind::Str(s) | ValKind::Id(s) => shown(s).into_owned(),
             ValKind::Enum(e, v) => policy.variant_name(*e, *v).to_string(),
             ValKind::Time(t) => crate::time::show_instant(t.get()),

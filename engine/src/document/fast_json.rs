@@ -445,7 +445,11 @@ mod tests {
             accepted(text);
         }
         assert_eq!(fast("-0").kind, NodeKind::Int(0));
-        assert_eq!(fast("9223372036854775808").kind, NodeKind::Float(9_223_372_036_854_775_808.0));
+        // Integers of any size stay integers, exactly, on both paths.
+        assert_eq!(fast("9223372036854775808").kind, NodeKind::BigInt("9223372036854775808".into()));
+        assert_eq!(fast("-9223372036854775809").kind, NodeKind::BigInt("-9223372036854775809".into()));
+        assert_eq!(fast("-9223372036854775808").kind, NodeKind::Int(i64::MIN));
+        assert_eq!(fast("1e19").kind, NodeKind::Float(1e19));
         for text in [
             "01",
             "-01",

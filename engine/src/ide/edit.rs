@@ -14,6 +14,7 @@ pub(super) fn scalar_text(v: &ValKind, format: Format) -> String {
     match v {
         ValKind::Bool(b) => b.to_string(),
         ValKind::Int(i) => i.to_string(),
+        ValKind::BigInt(i) => i.to_string(),
         ValKind::Str(s) | ValKind::Id(s) => {
             let quoted = serde_json::to_string(s.as_ref()).unwrap_or_else(|_| format!("\"{s}\""));
             if format == Format::Json || !plain_yaml(s) { quoted } else { s.to_string() }
