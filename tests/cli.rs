@@ -1,7 +1,7 @@
 //! The command line as a person sees it: exit codes and output, snapshotted.
 
 mod common;
-use common::grail;
+use common::{ORG_LAYERS, grail};
 
 #[test]
 fn a_good_binding_passes() {
@@ -158,19 +158,7 @@ fn the_time_of_the_check_is_given_or_the_clock_and_the_report_says_which() {
 #[test]
 fn a_probe_transcript_is_stale_more_than_62_days_after_its_capture() {
     // examples/org's transcripts were captured on 2026-08-11 (09:00 and 09:30).
-    let check = |now: &str| {
-        grail(&[
-            "check",
-            "--now",
-            now,
-            "--layer",
-            "security=examples/org/security.yaml",
-            "--layer",
-            "operator=examples/org/operator.yaml",
-            "--layer",
-            "repo=examples/org/repo.yaml",
-        ])
-    };
+    let check = |now: &str| grail(&[&["check", "--now", now][..], &ORG_LAYERS].concat());
     let fresh = check("2026-10-12T09:00:00Z");
     assert!(fresh.contains("time of the check: 2026-10-12T09:00:00Z (--now)\n"), "{fresh}");
     assert!(!fresh.contains("probe.stale"), "{fresh}");

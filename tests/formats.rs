@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{grail, run_in};
+use common::{ORG_LAYERS, grail, run_in};
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -190,14 +190,7 @@ fn standard_input_is_the_document_dash() {
 #[test]
 fn a_folder_stands_for_the_documents_directly_in_it() {
     // examples/org: leases.yaml, operator.yaml, repo.yaml and security.yaml (probes/, items/ and history/ are folders).
-    let layers = [
-        "--layer",
-        "security=examples/org/security.yaml",
-        "--layer",
-        "operator=examples/org/operator.yaml",
-        "--layer",
-        "repo=examples/org/repo.yaml",
-    ];
+    let layers = ORG_LAYERS;
     let folder = json(&[&layers[..], &["examples/org"]].concat());
     let named = json(
         &[

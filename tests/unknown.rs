@@ -13,7 +13,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{grail, run_in};
+use common::{ORG_LAYERS, grail, run_in};
 use serde_json::Value;
 
 const POLICY: &str = "tests/policies/stated-unknown";
@@ -354,17 +354,12 @@ fn authorize_denies_while_the_check_has_an_unknown_unless_allowed() {
             &class,
             "--resource",
             &surface,
-            "--layer",
-            "security=examples/org/security.yaml",
-            "--layer",
-            "operator=examples/org/operator.yaml",
-            "--layer",
-            "repo=examples/org/repo.yaml",
             "--now",
             "2026-08-20T00:00:00Z",
             "--format",
             "json",
         ];
+        args.extend(ORG_LAYERS);
         args.extend(extra);
         let out = run_in(root(), &args);
         (out.code, json(&out))

@@ -433,34 +433,25 @@ impl Cx<'_, '_> {
         match (ty, &node.kind) {
             (Ty::Error, _) => self.invalid(node.span),
             (Ty::Bool, NodeKind::Bool(b)) => self.located(ValKind::Bool(*b), node.span),
-            (Ty::Int, NodeKind::Int(i)) => {
+            (Ty::Int, NodeKind::Int(_) | NodeKind::BigInt(_)) => {
+                // Beyond 64 bits: below every minimum when negative, above it otherwise.
+                let (kind, below, shown) = match &node.kind {
+                    NodeKind::BigInt(i) => (ValKind::BigInt(i.as_str().into()), i.starts_with('-'), i.to_string()),
+                    NodeKind::Int(i) => (ValKind::Int(*i), int_min.is_some_and(|min| *i < min), i.to_string()),
+                    _ => return self.invalid(node.span),
+                };
                 if let Some(min) = int_min
-                    && *i < min
+                    && below
                 {
                     self.fail(
                         CHECK_TYPE,
                         path,
-                        format!("`{path}` must be an integer of at least {min}, found `{i}`"),
+                        format!("`{path}` must be an integer of at least {min}, found `{shown}`"),
                         node.span,
                     );
                     return self.invalid(node.span);
                 }
-                self.located(ValKind::Int(*i), node.span)
-            }
-            // Beyond 64 bits: below every minimum when negative, above it otherwise.
-            (Ty::Int, NodeKind::BigInt(i)) => {
-                if let Some(min) = int_min
-                    && i.starts_with('-')
-                {
-                    self.fail(
-                        CHECK_TYPE,
-                        path,
-                        format!("`{path}` must be an integer of at least {min}, found `{i}`"),
-                        node.span,
-                    );
-                    return self.invalid(node.span);
-                }
-                self.located(ValKind::BigInt(i.as_str().into()), node.span)
+                self.located(kind, node.span)
             }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
             (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),

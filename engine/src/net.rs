@@ -270,12 +270,12 @@ mod tests {
 
     #[test]
     fn finds_the_ipv4_inside_ipv6() {
-        assert_eq!(v4s("::ffff:169.254.169.254"), ["169.254.169.254"]);
+        assert_eq!(v4s("::ffff:198.51.100.7"), ["198.51.100.7"]);
         assert_eq!(v4s("::127.0.0.1"), ["127.0.0.1"]);
         assert_eq!(v4s("::1"), Vec::<String>::new());
         assert_eq!(v4s("::"), Vec::<String>::new());
         assert_eq!(v4s("2002:7f00:1::"), ["127.0.0.1"]);
-        assert_eq!(v4s("2002:a9fe:a9fe:1::5"), ["169.254.169.254"]);
+        assert_eq!(v4s("2002:c633:6407:1::5"), ["198.51.100.7"]);
         assert_eq!(v4s("64:ff9b::10.0.0.1"), ["10.0.0.1"]);
         assert_eq!(v4s("64:ff9b:1::10.0.0.1"), ["10.0.0.1"]);
         // RFC 6052's /48 layout: 192.0.2.33 as 64:ff9b:1:c000:2:2100:: (u octet zero).

@@ -3,6 +3,17 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The example organisation's three layers, as its invocation binds them.
+#[allow(dead_code, reason = "not every test binary checks the example organisation")]
+pub const ORG_LAYERS: [&str; 6] = [
+    "--layer",
+    "security=examples/org/security.yaml",
+    "--layer",
+    "operator=examples/org/operator.yaml",
+    "--layer",
+    "repo=examples/org/repo.yaml",
+];
+
 /// What a run of `grail` gave.
 pub struct Output {
     /// The exit status; -1 when a signal ended the process.
