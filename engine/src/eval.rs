@@ -1082,7 +1082,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Present(x) => {
                 // Whether an invalid value is there is unknown: never a known
-                // absence (an invalid `scanner_class` does not make a slot a model slot).
+                // absence (an invalid enumeration value never reads as a value left out).
                 let v = self.eval(x);
                 if v.is_invalid() { v } else { Val::bool(!v.is_absent()) }
             }

@@ -86,7 +86,7 @@ pub fn parts(p: &str) -> Option<Vec<String>> {
 
 /// `path_under(p, root)`: `p` is `root` or below it, decided on whole
 /// segments of both paths normalised (`/a/bc` is not under `/a/b`;
-/// `evidence/../secrets/x` is not under `evidence`; `../x` is not under
+/// `docs/../private/x` is not under `docs`; `../x` is not under
 /// `.`). `None` when either is not a path, or when one is relative and the
 /// other not: where a relative path lies depends on a folder the text does
 /// not name (resolve it first: `resolve_path`).
@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(under("/a/b/c", "/a/b"), Some(true));
         assert_eq!(under("/a/b", "/a/b/"), Some(true));
         assert_eq!(under("/a/bc", "/a/b"), Some(false));
-        assert_eq!(under("evidence/../secrets/x", "evidence"), Some(false));
+        assert_eq!(under("docs/../private/x", "docs"), Some(false));
         assert_eq!(under("evidence/./run/x", "evidence"), Some(true));
         assert_eq!(under("../x", "."), Some(false));
         assert_eq!(under("../a/x", "../a"), Some(true));

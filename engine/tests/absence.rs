@@ -2,8 +2,9 @@
 //! invalid"): a small policy whose rules each read one construct, checked
 //! over twin documents one token apart, every outcome asserted.
 
-use grail_engine::db::{check_deployment, compile_policy};
-use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText};
+mod support;
+
+use grail_engine::Outcome;
 
 const POLICY: &str = r#"
 enum Tier tightest_first { high low }
@@ -104,17 +105,7 @@ rule is.or_unknown
 type Found = Vec<(String, Outcome, String, String)>;
 
 fn check(doc: &str) -> Found {
-    let db = Database::default();
-    let set = PolicySet::new(&db, vec![SourceText::new(&db, "policy.grail".into(), POLICY.into(), None)]);
-    let compiled = compile_policy(&db, set);
-    assert!(!compiled.has_errors(), "the policy compiles: {:#?}", compiled.diagnostics);
-    let documents = vec![SourceText::new(&db, "team.json".into(), doc.to_string(), None)];
-    let deployment = Deployment::builder(documents, Vec::new()).new(&db);
-    check_deployment(&db, set, deployment)
-        .findings
-        .iter()
-        .map(|f| (f.rule.clone(), f.outcome, f.subject.clone(), f.message.clone()))
-        .collect()
+    support::check(POLICY, &[("team.json", doc)], None)
 }
 
 /// The outcome of `rule` (for the subject `subject`, the document by default).
