@@ -39,7 +39,7 @@ pub fn compare(policy: &Policy, new: &Input<'_>, new_index: usize, old: &Input<'
     let Some(rule) = change_rule(policy, kind) else { return Vec::new() };
     let none = Checks::default();
     let never = |_: &str| crate::conform::Resolved::Refused("not compared".into());
-    let env = Env { overrides: &none, resolve: &never };
+    let env = Env { overrides: &none, resolve: &never, partial: false };
     let (new_root, _) = conform(policy, kind, new_index as u32, &new_node, &env);
     let (old_root, _) = conform(policy, kind, OLD, &old_node, &env);
     let record = policy.documents[kind as usize].record;

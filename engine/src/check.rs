@@ -58,7 +58,7 @@ pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
         Resolved::Refused("not read".into())
     };
     let none = Checks::default();
-    conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve });
+    conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve, partial: false });
     // Each path once, however many fields name it, in the order first named.
     let mut paths = asked.into_inner();
     let mut seen = std::collections::HashSet::new();
@@ -79,7 +79,7 @@ fn defaults(policy: &Policy, kind: DocKindId, top: u32) -> Val {
     let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
     let never = |_: &str| Resolved::Refused("not read".into());
     let none = Checks::default();
-    let (base, _) = conform(policy, kind, top, &empty, &Env { overrides: &none, resolve: &never });
+    let (base, _) = conform(policy, kind, top, &empty, &Env { overrides: &none, resolve: &never, partial: false });
     if let Ok(mut kept) = policy.derived.defaults.lock()
         && kept.len() < Derived::KEPT
         && !kept.iter().any(|(k, _)| *k == key)
@@ -302,7 +302,13 @@ pub fn run(
         };
         let resolve = |path: &str| resolve(attachments, i, path);
         let (root, structural) =
-            conform(policy, *kind, i as u32, node, &Env { overrides: &overrides, resolve: &resolve });
+            conform(
+            policy,
+            *kind,
+            i as u32,
+            node,
+            &Env { overrides: &overrides, resolve: &resolve, partial: merged.is_some() && layer > 0 },
+        );
         findings.extend(structural);
         // A document of a layered kind that has no layer is not read.
         if layering.is_some() && layer_of[p].is_none() {

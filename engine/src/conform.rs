@@ -98,6 +98,9 @@ pub struct Env<'a> {
     pub overrides: &'a Checks,
     /// Resolves a `ref` field's path.
     pub resolve: &'a dyn Fn(&str) -> Resolved<'a>,
+    /// A lower layer's document: a partial document of its kind's shape,
+    /// whose required keys may be left out (the layers above say them).
+    pub partial: bool,
 }
 
 pub(crate) fn structural(check: Option<&CheckDef>, subject: &str, message: String, doc: u32, span: Span) -> Finding {
@@ -453,6 +456,10 @@ impl Cx<'_, '_> {
                 }
                 self.located(kind, node.span)
             }
+            (Ty::Str, NodeKind::Str(s)) if s.is_empty() && field.is_some_and(|f| f.nonempty) => {
+                self.fail(CHECK_TYPE, path, format!("`{path}` must not be empty"), node.span);
+                self.invalid(node.span)
+            }
             (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
             (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
@@ -478,6 +485,11 @@ impl Cx<'_, '_> {
                 self.located(ValKind::List(Arc::new(vals)), node.span)
             }
             (Ty::Map(k, v), NodeKind::Map(entries)) => self.map(k, v, entries, field, node.span, path),
+            // `or one`: a single value stands for a list of one.
+            (Ty::List(elem), _) if field.is_some_and(|f| f.one) && !matches!(node.kind, NodeKind::Null) => {
+                let one = self.value(node, elem, field, path);
+                self.located(ValKind::List(Arc::new(vec![one])), node.span)
+            }
             _ => self.type_error(node, ty, path),
         }
     }
@@ -492,7 +504,9 @@ impl Cx<'_, '_> {
             (Ty::Int, NodeKind::BigInt(i)) if int_min.is_none() || !i.starts_with('-') => {
                 self.located(ValKind::BigInt(i.as_str().into()), node.span)
             }
-            (Ty::Str, NodeKind::Str(s)) => self.located(ValKind::Str(s.as_str().into()), node.span),
+            (Ty::Str, NodeKind::Str(s)) if !(s.is_empty() && field.is_some_and(|f| f.nonempty)) => {
+                self.located(ValKind::Str(s.as_str().into()), node.span)
+            }
             (Ty::Id, NodeKind::Str(s)) if is_identifier(s) => self.located(ValKind::Id(s.as_str().into()), node.span),
             (Ty::Enum(e), NodeKind::Str(s)) => {
                 let v = self.policy.enums[*e as usize].variants.iter().position(|v| v == s)?;
@@ -602,6 +616,21 @@ impl Cx<'_, '_> {
                 self.keys.pop();
             }
             out.push((key, val));
+        }
+        // `complete`: every variant is a required key; a missing one is missing evidence.
+        if let (Ty::Enum(en), Some(true), false) = (key_ty, field.map(|f| f.complete), self.env.partial) {
+            let count = self.policy.enums[*en as usize].variants.len() as u32;
+            for v in 0..count {
+                if !out.iter().any(|(k, _)| matches!(k.kind, ValKind::Enum(_, x) if x == v)) {
+                    let name = self.policy.variant_name(*en, v);
+                    let here = join(path, name);
+                    let check =
+                        if self.checks[CHECK_MISSING_KEY].is_some() { CHECK_MISSING_KEY } else { CHECK_TYPE };
+                    self.fail(check, &here, format!("`{path}` requires the key `{name}`"), span);
+                    let val = Val::missing(here, Some(self.doc), span);
+                    out.push((Val::new(ValKind::Enum(*en, v), val.origin.clone()), val));
+                }
+            }
         }
         // Absent is not a hole: every key of the enumeration takes its default.
         if let (Ty::Enum(en), Some(default)) = (key_ty, field.and_then(|f| f.default.as_ref())) {
@@ -756,7 +785,7 @@ impl Cx<'_, '_> {
                             m
                         }
                         None => {
-                            if !field.optional {
+                            if !field.optional && !self.env.partial {
                                 let check = if self.checks[CHECK_MISSING_KEY].is_some() {
                                     CHECK_MISSING_KEY
                                 } else {

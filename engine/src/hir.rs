@@ -423,6 +423,15 @@ pub struct FieldDef {
     /// `or null`: the field may hold null, a value of its own.
     #[serde(default)]
     pub nullable: bool,
+    /// `or one`: a list that may be written as one value, read as a list of one.
+    #[serde(default)]
+    pub one: bool,
+    /// `complete`: a map keyed by an enumeration has every variant as a key.
+    #[serde(default)]
+    pub complete: bool,
+    /// `text`: every string of the field (or of its list or map) is not empty.
+    #[serde(default)]
+    pub nonempty: bool,
     pub default: Option<DefaultDef>,
     pub bounds: Vec<BoundDef>,
     pub unique: Option<CheckDef>,

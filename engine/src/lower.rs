@@ -263,7 +263,8 @@ impl Lowerer {
         match name.text.as_str() {
             "bool" => return Ty::Bool,
             "int" => return Ty::Int,
-            "string" => return Ty::Str,
+            // `text`: a string that is not empty (the field says so: `FieldDef::nonempty`).
+            "string" | "text" => return Ty::Str,
             "id" => return Ty::Id,
             _ => {}
         }
@@ -281,7 +282,7 @@ impl Lowerer {
                 Ty::Error
             }
             None => {
-                let mut candidates: Vec<&str> = vec!["bool", "int", "string", "id"];
+                let mut candidates: Vec<&str> = vec!["bool", "int", "string", "text", "id"];
                 let globals: Vec<String> = self
                     .globals
                     .iter()
@@ -763,10 +764,37 @@ impl Lowerer {
                 format!("`{}` is a `{t}`: only a list or a map grows or shrinks tighter", field.name.text),
             );
         }
+        if let Some(span) = field.one
+            && !matches!(ty, Ty::List(_) | Ty::Error)
+        {
+            self.error(
+                "type-mismatch",
+                Loc { file, span },
+                format!("`{}` is not a list: only a list may be written `or one`", field.name.text),
+            );
+        }
+        let complete = match (field.complete, &ty) {
+            (None, _) => false,
+            (Some(_), Ty::Map(k, _)) if matches!(**k, Ty::Enum(_)) => true,
+            (Some(span), _) => {
+                self.error(
+                    "type-mismatch",
+                    Loc { file, span },
+                    format!(
+                        "`{}` is not a map keyed by an enumeration: only such a map can be `complete`",
+                        field.name.text
+                    ),
+                );
+                false
+            }
+        };
         FieldDef {
             name: field.name.text.clone(),
             ty,
             int_min,
+            one: field.one.is_some(),
+            complete,
+            nonempty: names_text(&field.ty),
             optional: field.optional || field.default.is_some(),
             // `ref T`, or `map K -> ref T`: every value of the map names a file.
             is_ref: match &field.ty {
@@ -2446,5 +2474,15 @@ fn literal_refused(b: Builtin, i: usize, text: &str) -> Option<(&'static str, St
             Some(("bad-timestamp", format!("`{text}` is not an RFC 3339 date-time with at most three fraction digits")))
         }
         _ => None,
+    }
+}
+
+/// Whether the strings a field's type holds are `text` (not empty): the
+/// innermost named type of a list or a map's values.
+fn names_text(t: &ast::TypeExpr) -> bool {
+    match t {
+        ast::TypeExpr::Named(n) => n.text == "text",
+        ast::TypeExpr::List(e, _) | ast::TypeExpr::Map(_, e, _) => names_text(e),
+        _ => false,
     }
 }

@@ -238,6 +238,10 @@ pub struct Field {
     pub ty: TypeExpr,
     /// `or null`: the field may hold null (a value of its own, never absent).
     pub nullable: Option<Span>,
+    /// `or one`: a list field that may be written as a single value.
+    pub one: Option<Span>,
+    /// `complete`: a map keyed by an enumeration must have every variant as a key.
+    pub complete: Option<Span>,
     pub default: Option<DefaultValue>,
     pub bounds: Vec<Bound>,
     pub unique: Option<Name>,

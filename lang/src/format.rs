@@ -519,7 +519,13 @@ impl<'a> Layout<'a> {
         self.docs(&f.docs, f.span.start, f.name.span.start, STEP, gap, first);
         let gap = if f.docs.is_empty() { gap } else { Gap::Never };
         let optional = if f.optional { "?" } else { "" };
-        let null = if f.nullable.is_some() { " or null" } else { "" };
+        let null = if f.nullable.is_some() {
+            " or null"
+        } else if f.one.is_some() {
+            " or one"
+        } else {
+            ""
+        };
         let head = format!("{}{optional}: {}{null}", self.name(&f.name), print::type_expr(&f.ty));
         let mut clauses: Vec<(Span, String)> = Vec::new();
         if let Some(default) = &f.default {
@@ -546,6 +552,9 @@ impl<'a> Layout<'a> {
         if let Some(rule) = &f.invalid {
             clauses.push((rule.span, format!("invalid rule {}", rule.text)));
         }
+        if let Some(span) = f.complete {
+            clauses.push((span, "complete".to_string()));
+        }
         if let Some((growth, span)) = f.growth {
             let kind = match growth {
                 Growth::Grows => "grows",
@@ -558,7 +567,7 @@ impl<'a> Layout<'a> {
         if f.bounds.is_empty() && STEP + width(&one_line) <= WIDTH {
             self.push(STEP, one_line, Span::new(f.name.span.start, f.span.end), gap, first);
         } else {
-            let end = f.nullable.map_or(f.ty.span().end, |s| s.end);
+            let end = f.nullable.or(f.one).map_or(f.ty.span().end, |s| s.end);
             self.push(STEP, head, Span::new(f.name.span.start, end), gap, first);
             for (span, clause) in clauses {
                 self.push(2 * STEP, clause, span, Gap::Never, first);

@@ -332,6 +332,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::invalid_clause => "`invalid rule`",
         Rule::lines_clause => "`lines into`",
         Rule::or_null => "`or null`",
+        Rule::or_one => "`or one`",
+        Rule::complete_clause => "`complete`",
         Rule::markdown_selector => "`in markdown after`",
         Rule::question_decl => "an item",
         Rule::question_var => "`for`",
@@ -555,12 +557,15 @@ impl Builder {
         let optional = it.next_if(|p| p.as_rule() == Rule::optional_mark).is_some();
         let ty = self.type_expr(it.next().expect("field type"));
         let nullable = it.next_if(|p| p.as_rule() == Rule::or_null).map(|p| self.span(&p));
+        let one = it.next_if(|p| p.as_rule() == Rule::or_one).map(|p| self.span(&p));
         let mut field = Field {
             docs,
             name,
             optional,
             ty,
             nullable,
+            one,
+            complete: None,
             default: None,
             bounds: vec![],
             unique: None,
@@ -591,6 +596,7 @@ impl Builder {
                     field.bounds.push(Bound { kind, column, rule, span });
                 }
                 Rule::invalid_clause => field.invalid = p.into_inner().next().map(|r| self.name(r)),
+                Rule::complete_clause => field.complete = Some(self.span(&p)),
                 Rule::growth_clause => {
                     let span = self.span(&p);
                     let growth = match p.into_inner().next().map(|k| k.as_str()) {

@@ -262,7 +262,7 @@ pub(super) fn hover(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, o
 
     let none = Default::default();
     let never = |_: &str| Resolved::Refused("not read".into());
-    let (value, _) = conform(policy, kind, 0, root, &Env { overrides: &none, resolve: &never });
+    let (value, _) = conform(policy, kind, 0, root, &Env { overrides: &none, resolve: &never, partial: false });
     if let Some(v) = value_at(policy, &value, &path) {
         match &v.kind {
             ValKind::Map(entries) if !entries.is_empty() => {
