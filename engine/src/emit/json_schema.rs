@@ -99,6 +99,21 @@ impl Defs<'_> {
     fn field(&mut self, f: &FieldDef) -> Value {
         let policy = self.policy;
         let mut schema = self.ty(&f.ty, f.int_min);
+        if f.nonempty {
+            not_empty(&mut schema);
+        }
+        if f.complete
+            && let (Ty::Map(k, _), Value::Object(map)) = (&f.ty, &mut schema)
+            && let Ty::Enum(e) = &**k
+        {
+            let variants = policy.enums.get(*e as usize).map(|d| d.variants.clone()).unwrap_or_default();
+            map.insert("required".into(), json!(variants));
+        }
+        if f.one
+            && let Some(item) = schema.get("items").cloned()
+        {
+            schema = json!({"anyOf": [schema, item]});
+        }
         if f.is_ref {
             schema = json!({"anyOf": [schema, {
                 "type": "string",
@@ -195,5 +210,21 @@ impl Defs<'_> {
             }
             Ty::Matrix(_) | Ty::Row(_) | Ty::Domain(_) | Ty::Pairs(_) | Ty::Error => json!({}),
         }
+    }
+}
+
+/// `text`: every string of the schema (not those behind a `$ref`) is not empty.
+fn not_empty(v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    if map.get("type") == Some(&json!("string")) && !map.contains_key("pattern") {
+        map.insert("minLength".into(), json!(1));
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(inner) = map.get_mut(key) {
+            not_empty(inner);
+        }
+    }
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        props.values_mut().for_each(not_empty);
     }
 }
