@@ -749,7 +749,7 @@ impl<'a> Evaluator<'a> {
         })
     }
 
-    fn render(&mut self, t: &Template) -> String {
+    pub(crate) fn render(&mut self, t: &Template) -> String {
         let mut out = String::new();
         for part in &t.parts {
             match part {

@@ -582,6 +582,9 @@ pub struct TableDef {
     pub columns: Vec<ColumnExpr>,
     /// The values listed under a row when it is explained.
     pub detail: Option<Expr>,
+    /// `line "..."`: each row as a verdict line.
+    #[serde(default)]
+    pub line: Option<Template>,
     pub reads: Vec<DocKindId>,
     pub slots: u32,
     pub loc: Loc,

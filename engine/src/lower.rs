@@ -1388,6 +1388,7 @@ impl<'a> RuleLowerer<'a> {
             columns.push(column(&mut self, c));
         }
         let detail = t.detail.as_ref().map(|(e, _)| self.expr(e).0);
+        let line = t.line.as_ref().map(|(l, _)| self.template(l));
         if self.reads.is_empty() && self.lw.diagnostics.len() == errors_before {
             self.lw
                 .error("reads-nothing", self.loc(t.id.span), format!("table `{}` reads no document", t.id.text))
@@ -1400,6 +1401,7 @@ impl<'a> RuleLowerer<'a> {
             row,
             columns,
             detail,
+            line,
             reads: self.reads,
             slots: self.slots,
             loc: Loc { file: self.file, span: t.id.span },

@@ -28,6 +28,8 @@ pub struct Row {
     pub key: Cell,
     pub cells: Vec<Cell>,
     pub detail: Vec<Cell>,
+    /// The row as a verdict line, for a table with `line`.
+    pub line: Option<String>,
 }
 
 /// A value as a table shows it, and where it came from.
@@ -85,7 +87,8 @@ fn walk(t: &TableDef, i: usize, ev: &mut Evaluator<'_>, rows: &mut Vec<Row>) {
                 },
                 None => Vec::new(),
             };
-            rows.push(Row { key, cells, detail });
+            let line = t.line.as_ref().map(|l| ev.render(l));
+            rows.push(Row { key, cells, detail, line });
         }
         Some(ClauseDef::Let { slot, value, .. }) => {
             let v = ev.eval(value);

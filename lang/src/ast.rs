@@ -382,6 +382,8 @@ pub struct TableDecl {
     pub columns: Vec<TableColumn>,
     /// The values listed under a row when it is explained, and the span of the line.
     pub detail: Option<(Expr, Span)>,
+    /// `line "..."`: the row as a verdict line, and the span of the clause.
+    pub line: Option<(Template, Span)>,
     pub span: Span,
 }
 

@@ -422,6 +422,10 @@ impl<'a> Layout<'a> {
                         let text = format!("detail {}", self.printer.expr(value));
                         self.push(STEP, text, *span, Gap::Kept, self.lines.len());
                     }
+                    if let Some((line, span)) = &d.line {
+                        let text = format!("line {}", self.printer.template(line));
+                        self.push(STEP, text, *span, Gap::Kept, self.lines.len());
+                    }
                     let next = file.items.get(i + 1).map_or(self.text.len(), |n| n.span().start);
                     self.pseudo(Kind::RuleEnd, next, STEP);
                 }

@@ -341,6 +341,7 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::table_row => "`row`",
         Rule::table_column => "`column`",
         Rule::table_detail => "`detail`",
+        Rule::table_line => "`line`",
         Rule::at_most_one => "`at most one per deployment`",
         Rule::request_attr | Rule::request_side => "`principal.NAME` or `resource.NAME`",
         Rule::ref_type => "a type",
@@ -716,7 +717,7 @@ impl Builder {
         let mut it = pair.into_inner().peekable();
         let docs = self.docs(&mut it);
         let id = self.name(it.next().expect("table id"));
-        let (mut clauses, mut row, mut columns, mut detail) = (vec![], None, vec![], None);
+        let (mut clauses, mut row, mut columns, mut detail, mut line) = (vec![], None, vec![], None, None);
         for p in it {
             match p.as_rule() {
                 Rule::table_row | Rule::table_column => {
@@ -737,11 +738,15 @@ impl Builder {
                     let value = self.expr(p.into_inner().next().expect("detail"));
                     detail = Some((value, span));
                 }
+                Rule::table_line => {
+                    let span = self.span(&p);
+                    line = Some((self.template(p.into_inner().next().expect("line")), span));
+                }
                 _ => clauses.push(self.clause(p)),
             }
         }
         let row = row.expect("row");
-        TableDecl { docs, id, clauses, row, columns, detail, span }
+        TableDecl { docs, id, clauses, row, columns, detail, line, span }
     }
 
     fn layers_decl(&self, pair: Pair<'_, Rule>) -> LayersDecl {
