@@ -372,7 +372,11 @@ impl Mk<'_> {
             }
             Ty::Str | Ty::Id => {
                 let pool = self.pool(Site { record: r, field: i, key: false });
-                let pool = narrowed(if *ty == Ty::Id { identifiers(pool) } else { pool });
+                let mut pool = narrowed(if *ty == Ty::Id { identifiers(pool) } else { pool });
+                if f.nonempty {
+                    // `text`: never the empty string.
+                    pool.retain(|a| !matches!(a, Atom::Str(s) if s.is_empty()));
+                }
                 self.scalar(pool, present)
             }
             Ty::Enum(e) => {
@@ -438,7 +442,8 @@ impl Mk<'_> {
                     let mut nodes = Vec::new();
                     let mut entries = Vec::new();
                     for x in 0..n {
-                        let p = self.presence(present);
+                        // A `complete` map has every key wherever it is there.
+                        let p = if f.complete { present } else { self.presence(present) };
                         self.keys.push((*e, x));
                         let (vn, vs) = self.value(v, f, r, i, p, depth, narrow);
                         let key = Atom::Enum(*e, x);
