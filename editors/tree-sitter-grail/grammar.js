@@ -138,12 +138,25 @@ module.exports = grammar({
         optional("?"),
         ":",
         field("type", $._type),
-        optional($.or_null),
-        repeat(choice($.default_clause, $.bound_clause, $.unique_clause, $.invalid_clause, $.growth_clause)),
+        optional(choice($.or_null, $.or_one)),
+        repeat(
+          choice(
+            $.default_clause,
+            $.bound_clause,
+            $.unique_clause,
+            $.invalid_clause,
+            $.growth_clause,
+            $.complete_clause,
+          ),
+        ),
       ),
 
     // `exit_code?: int or null`: the field may hold null, a value of its own.
     or_null: (_) => seq("or", "null"),
+    // `distinct_model_from?: list text or one`: a single value reads as a list of one.
+    or_one: (_) => seq("or", "one"),
+    // `merge_policy: map WorkClass -> Merge complete`: every key of the enumeration is bound.
+    complete_clause: (_) => "complete",
     default_clause: ($) =>
       seq("default", choice($.column_reference, $.string, $.integer, $.boolean, seq("[", "]"), seq("{", "}"))),
     bound_clause: ($) => seq(choice("floor", "ceiling"), $.column_reference, "rule", $.rule_id),

@@ -19,10 +19,16 @@
   "default" "floor" "ceiling" "unique" "identity" "columns" "by" "of" "layer"
   "only" "sets" "any" "action" "principal" "resource" "tightest_first" "ordered"
   "syntax" "duplicate_key" "unknown_key" "missing_key" "type" "empty" "loosen"
-  "untrusted" "order" "invalid" "grows" "shrinks" "tighter"
+  "untrusted" "order" "invalid" "grows" "shrinks" "tighter" "one"
 ] @keyword
 
 [ "map" "list" "ref" "int" ] @type.builtin
+
+(complete_clause) @keyword
+
+; The built-in scalar types are names, as a declared type is.
+((type_name (identifier) @type.builtin)
+  (#any-of? @type.builtin "string" "text" "id" "bool" "date" "duration"))
 
 (outcome) @constant.builtin
 
