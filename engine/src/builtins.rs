@@ -36,6 +36,10 @@ functions! {
     "trim_suffix" ["trim_suffix(s, t)"] "`s` without one trailing `t`";
     "trim" ["trim(s)"] "`s` without surrounding white space";
     "split" ["split(s, \",\")"] "the entries of a comma-separated field, in their positions";
+    "show" ["show(x)"] "a value as messages show it, as a string (for verdict lines)";
+    "choose" ["choose(c, a, b)"] "`a` when `c` holds, `b` when it does not; unknown when `c` is";
+    "join" ["join(xs, \", \")"]
+        "the entries of a list as messages show them, joined by the separator (for verdict lines); unknown when an entry is not there";
     "entries" ["entries(xs)"]
         "the number of entries, duplicates included: for positional data, never for counting things";
     "distinct" ["distinct(xs)"] "the first entry of every distinct identity";

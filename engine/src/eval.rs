@@ -496,6 +496,14 @@ impl<'a> Evaluator<'a> {
         if b == Builtin::IsNull {
             return Val::bool(matches!(vals[0].kind, V::Null));
         }
+        // Only the condition and the branch it picks matter.
+        if b == Builtin::Choose {
+            return match vals[0].as_truth() {
+                Truth::True => vals[1].clone(),
+                Truth::False => vals[2].clone(),
+                Truth::Unknown => vals[0].clone(),
+            };
+        }
         // What is not there makes the result not there, with its reason:
         // unknown if an argument is, else absent (absent in, absent out).
         if let Some(unknown) = vals.iter().find(|v| v.is_unknown()) {
@@ -617,6 +625,20 @@ impl<'a> Evaluator<'a> {
                     None => not_there(format!("`{s}` (not {what})")),
                 }
             }
+            Builtin::Show => out(V::Str(vals[0].display(self.policy).into())),
+            Builtin::Choose => Val::unknown(),
+            Builtin::Join => match (&vals[0].kind, string(&vals[1])) {
+                (V::List(items), Some(sep)) => {
+                    // An entry that is not there makes the whole unknown, never shorter.
+                    if let Some(gap) = items.iter().find(|v| v.is_absent()) {
+                        return gap.clone();
+                    }
+                    let parts: Vec<String> = items.iter().map(|v| v.display(self.policy)).collect();
+                    out(V::Str(parts.join(&*sep).into()))
+                }
+                _ if vals[0].is_known_absent() => out(V::Str("".into())),
+                _ => Val::unknown(),
+            },
             Builtin::Net => match string(&vals[0]) {
                 Some(s) => match crate::net::parse_net(&s) {
                     Some(n) => out(V::Str(n.to_string().into())),

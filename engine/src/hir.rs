@@ -658,10 +658,16 @@ pub enum Builtin {
     PathUnder,
     /// `timestamp_millis(s)`: `timestamp(s)` with at most three fraction digits.
     TimestampMillis,
+    /// `join(xs, sep)`: the entries of a list as they read in messages, joined by `sep`.
+    Join,
+    /// `show(x)`: a value as messages show it, as a string.
+    Show,
+    /// `choose(c, a, b)`: `a` when `c` holds, `b` when it does not.
+    Choose,
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin, usize); 22] = [
+    pub const ALL: [(&'static str, Builtin, usize); 25] = [
         ("is_null", Builtin::IsNull, 1),
         ("sha256", Builtin::Sha256, 1),
         ("text", Builtin::Text, 1),
@@ -684,6 +690,9 @@ impl Builtin {
         ("path_parts", Builtin::PathParts, 1),
         ("path_under", Builtin::PathUnder, 2),
         ("timestamp_millis", Builtin::TimestampMillis, 1),
+        ("join", Builtin::Join, 2),
+        ("show", Builtin::Show, 1),
+        ("choose", Builtin::Choose, 3),
     ];
 
     /// The built-in a call names (`in_net` is written `a in n`, never called).

@@ -2196,7 +2196,22 @@ impl<'a> RuleLowerer<'a> {
                     };
                     return (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), ty);
                 }
-                if builtin != Builtin::IsNull {
+                if builtin == Builtin::Choose {
+                    self.expect(&lowered[0].1, &Ty::Bool, &args[0]);
+                    let (then, otherwise) = (&lowered[1].1, &lowered[2].1);
+                    self.comparable(then, otherwise, &args[2]);
+                    let ty = if *then == Ty::Error { otherwise.clone() } else { then.clone() };
+                    return (ExprKind::Builtin(builtin, lowered.into_iter().map(|(e, _)| e).collect()), ty);
+                }
+                if builtin == Builtin::Join && !matches!(lowered[0].1, Ty::List(_) | Ty::Error) {
+                    let t = self.ty_name(&lowered[0].1);
+                    self.mismatch(args[0].span, format!("`join` needs a list, not `{t}`"));
+                    return unknown;
+                }
+                if builtin == Builtin::Join {
+                    self.expect(&lowered[1].1, &Ty::Str, &args[1]);
+                }
+                if !matches!(builtin, Builtin::IsNull | Builtin::Show | Builtin::Join) {
                     for ((_, t), a) in lowered.iter().zip(args) {
                         self.expect(t, &Ty::Str, a);
                     }
