@@ -110,6 +110,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
         &args.binding,
         &args.attach,
         clock.nanos,
+        &grail_workspace::Invocation::default(),
     )?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);

@@ -42,6 +42,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 &args.binding,
                 &args.attach,
                 clock.nanos,
+                &grail_workspace::Invocation::default(),
             )?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();

@@ -28,6 +28,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
     let clock = crate::Clock::of(args.now);
+    let invocation = args.invocation.invocation()?;
     let (shown, deployment) = crate::documents::named_deployment(
         &db,
         set,
@@ -36,6 +37,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         &args.binding,
         &args.attach,
         clock.nanos,
+        &invocation,
     )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
