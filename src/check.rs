@@ -13,10 +13,10 @@ use rayon::prelude::*;
 use grail_engine::layers::{BoundBy, DocLayer};
 
 use crate::documents::{Attacher, attachments_within, deployment, open_document, read_source};
-use grail_workspace::Invocation;
 use crate::outcome::{self, AllowedBy};
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
+use grail_workspace::Invocation;
 
 /// One deployment to check: its name in `grail.toml` (none for the files
 /// named on the command line), the documents the report is about, the
@@ -375,8 +375,10 @@ fn each(
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for files in args.files.chunks(window) {
-        let reports: Vec<Result<(String, Outcome), Fatal>> =
-            files.par_iter().map(|path| check_one(args, policy, policy_texts, clock, invocation, path, &context)).collect();
+        let reports: Vec<Result<(String, Outcome), Fatal>> = files
+            .par_iter()
+            .map(|path| check_one(args, policy, policy_texts, clock, invocation, path, &context))
+            .collect();
         for report in reports {
             let (text, verdict) = report?;
             failed |= outcome::fails(verdict, allowed);

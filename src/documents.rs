@@ -260,6 +260,15 @@ fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerA
     )))
 }
 
+/// What a command gives its deployment besides the documents: the
+/// `--attach` files, the time of the check, and the parameters of the
+/// invocation (`--probe-evidence-root`, `--egress-hosts`, `--credential-roots`).
+pub struct Call<'a> {
+    pub attach: &'a [AttachArg],
+    pub now: i128,
+    pub invocation: &'a grail_workspace::Invocation,
+}
+
 /// The deployment a command names, put in the database: its documents
 /// ([`deployment`]), the files their `ref` fields name, the `--layer`
 /// bindings, the `--attach` files, the time of the check and the parameters
@@ -272,10 +281,9 @@ pub fn named_deployment(
     files: &[camino::Utf8PathBuf],
     layers: &[LayerArg],
     context: &[camino::Utf8PathBuf],
-    attach: &[AttachArg],
-    now: i128,
-    invocation: &grail_workspace::Invocation,
+    call: Call<'_>,
 ) -> Result<(Vec<SourceText>, grail_engine::db::Deployment), Fatal> {
+    let Call { attach, now, invocation } = call;
     let named = deployment(db, set, files, layers, context, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(db, set, &named.documents, invocation.evidence_root.as_deref());
     let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;

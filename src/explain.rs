@@ -35,9 +35,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         &args.files,
         &args.layers,
         &args.binding,
-        &args.attach,
-        clock.nanos,
-        &invocation,
+        crate::documents::Call { attach: &args.attach, now: clock.nanos, invocation: &invocation },
     )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;

@@ -10,7 +10,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::run_in;
+use common::{grail, grail_in, run_in};
 
 const POLICY: &str = r#"
 /// A capture: the hosts it reached, and the file it was written to.
@@ -77,7 +77,14 @@ fn check(dir: &Path, command: &str, flags: &[&str]) -> (i32, Vec<String>) {
         .into_iter()
         .flatten()
         .filter(|f| f["outcome"] != "pass" && f["outcome"] != "not_applicable")
-        .map(|f| format!("{} {}: {}", f["rule"].as_str().unwrap_or(""), f["outcome"].as_str().unwrap_or(""), f["message"].as_str().unwrap_or("")))
+        .map(|f| {
+            format!(
+                "{} {}: {}",
+                f["rule"].as_str().unwrap_or(""),
+                f["outcome"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
         .collect();
     found.sort();
     (out.code, found)
@@ -89,7 +96,10 @@ fn without_the_flags_nothing_is_configured_and_refs_resolve_beside_the_document(
     let (code, found) = check(&dir, "check", &[]);
     assert_eq!(code, 1);
     assert_eq!(found.len(), 3, "{found:#?}");
-    assert_eq!(found[0], "capture.file_readable unknown: the file cannot be read: `probe.txt` (cannot be read: no such file or directory (os error 2))");
+    assert_eq!(
+        found[0],
+        "capture.file_readable unknown: the file cannot be read: `probe.txt` (cannot be read: no such file or directory (os error 2))"
+    );
     assert_eq!(found[1], "capture.host_configured fail: `probe.example.net` is not configured");
     assert_eq!(found[2], "capture.root_trusted fail: no trusted root");
 }
@@ -143,7 +153,9 @@ fn the_evidence_root_refuses_escapes() {
         std::os::unix::fs::symlink(dir.join("docs/secret.txt"), dir.join("root/out.txt")).expect("link");
         let (_, found) = check(&dir, "check", &["--probe-evidence-root", "root"]);
         assert!(
-            found.iter().any(|f| f.ends_with("(the path leads out of the evidence root `root` through a symbolic link)")),
+            found
+                .iter()
+                .any(|f| f.ends_with("(the path leads out of the evidence root `root` through a symbolic link)")),
             "{found:#?}"
         );
     }
@@ -170,16 +182,16 @@ fn a_deployment_of_the_workspace_file_gives_the_same_parameters() {
     assert!(found.contains(&"capture.host_configured fail: `probe.example.net` is not configured".to_string()));
     // A root that is not there is an error located in the file.
     fs::write(dir.join("grail.toml"), toml.replace("\"root\"", "\"nowhere\"")).expect("write");
-    let out = run_in(&dir, &["check"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("`probe_evidence_root` `nowhere` of deployment `probes` does not exist"), "{}", out.stderr);
+    let out = grail_in(&dir, &["check"]);
+    assert!(out.starts_with("exit: 2\n"), "{out}");
+    assert!(out.contains("`probe_evidence_root` `nowhere` of deployment `probes` does not exist"), "{out}");
 }
 
 #[test]
 fn help_teaches_the_flags_with_an_example() {
-    let out = run_in(Path::new(env!("CARGO_MANIFEST_DIR")), &["check", "--help"]);
+    let help = grail(&["check", "--help"]);
     for flag in ["--probe-evidence-root <DIR>", "--egress-hosts <H,H>", "--credential-roots <R,R>"] {
-        assert!(out.stdout.contains(flag), "{flag}: {}", out.stdout);
+        assert!(help.contains(flag), "{flag}: {help}");
     }
-    assert!(out.stdout.contains("--credential-roots /home/runner"), "{}", out.stdout);
+    assert!(help.contains("--credential-roots /home/runner"), "{help}");
 }

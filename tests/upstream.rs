@@ -475,11 +475,7 @@ fn grail_agrees_with_upstream_as_listed() {
         let detail = || {
             format!(
                 "  exit: grail {} (upstream {})\n  upstream only: {:?}\n  grail only: {:?}\n  verdicts agree: {:?}",
-                c.grail_exit,
-                c.upstream_exit,
-                c.missing,
-                c.extra,
-                c.verdicts_agree
+                c.grail_exit, c.upstream_exit, c.missing, c.extra, c.verdicts_agree
             )
         };
         let now = line(&c.name, c.exit_agrees, state, &l.reason, l.divergence.as_deref());

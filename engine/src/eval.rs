@@ -1306,7 +1306,9 @@ impl<'a> Evaluator<'a> {
                     let values = p.values.iter().map(|v| Val::computed(V::Str(v.as_str().into()))).collect();
                     Val::computed(V::List(Arc::new(values)))
                 }
-                None => Val::absent(format!("param(\"{name}\") (the invocation did not give it)"), None, Span::default()),
+                None => {
+                    Val::absent(format!("param(\"{name}\") (the invocation did not give it)"), None, Span::default())
+                }
             },
             ExprKind::DurationOf(unit, n) => {
                 let v = self.eval(n);

@@ -45,7 +45,8 @@ impl Invocation {
             params.push(Param { name: EGRESS_HOSTS.into(), values: hosts.into_iter().filter_map(host).collect() });
         }
         if let Some(roots) = credential_roots {
-            let values: Vec<String> = roots.into_iter().map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect();
+            let values: Vec<String> =
+                roots.into_iter().map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect();
             // As upstream: a value with no entry is as if the flag were not given.
             if !values.is_empty() {
                 params.push(Param { name: CREDENTIAL_ROOTS.into(), values });
