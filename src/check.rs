@@ -16,6 +16,7 @@ use crate::documents::{Attacher, attachments_within, deployment, open_document, 
 use crate::outcome::{self, AllowedBy};
 use crate::render::Texts;
 use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
+use grail_workspace::Invocation;
 
 /// One deployment to check: its name in `grail.toml` (none for the files
 /// named on the command line), the documents the report is about, the
@@ -31,6 +32,9 @@ struct Group {
     /// Who accepted UNKNOWN outcomes: `--allow-unknown`, or the deployment's
     /// `allow_unknown` in the workspace file.
     allowed: Option<AllowedBy>,
+    /// The parameters `param("name")` reads, and the folder where `ref`
+    /// fields resolve: the flags, over the deployment's keys.
+    invocation: Invocation,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -44,6 +48,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let clock = crate::Clock::of(args.now);
+    let invocation = args.invocation.invocation()?;
     if args.each && !args.base.is_empty() {
         return Err(Fatal(
             "`--base` compares one deployment's document with its previous version, and `--each` checks every file on its own; use one or the other".into(),
@@ -59,7 +64,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     let streamable = args.attach.is_empty() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         let shipped = policy::shipped_files(&db, set, &args.policy);
-        return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock);
+        return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock, &invocation);
     }
 
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
@@ -75,11 +80,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                 bindings: Vec::new(),
                 bases: Vec::new(),
                 allowed: AllowedBy::of(args.allow_unknown, false),
+                invocation: invocation.clone(),
             })
             .collect()
     } else {
         let allowed = AllowedBy::of(args.allow_unknown, false);
-        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases, allowed }]
+        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases, allowed, invocation }]
     };
     let shipped = policy::shipped_files(&db, set, &args.policy);
     report(args, &db, set, groups, &shipped, &clock)
@@ -173,8 +179,10 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
         )));
     }
     let clock = crate::Clock::of(args.now);
+    let flags = args.invocation.invocation()?;
     let mut groups = Vec::new();
     for d in &ws.file.deployments {
+        let invocation = flags.clone().over(&ws.invocation(d).map_err(|e| invalid(&e))?);
         let members = ws.documents(d).map_err(|e| invalid(&e))?;
         let mut documents = Vec::new();
         let mut bindings = Vec::new();
@@ -193,6 +201,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             bindings,
             bases: Vec::new(),
             allowed: AllowedBy::of(args.allow_unknown, d.allow_unknown),
+            invocation,
         });
     }
     report(args, &db, set, groups, &shipped, &clock)
@@ -227,10 +236,12 @@ fn report(
     for group in groups {
         let mut documents = group.documents.clone();
         documents.extend(group.context.iter().copied());
-        let attachments = attachments_within(db, set, &documents, args.max_total_size);
+        let root = group.invocation.evidence_root.as_deref();
+        let attachments = attachments_within(db, set, &documents, args.max_total_size, root);
         let given = crate::documents::given(db, &args.attach, args.max_document_size)?;
         let deployment = Deployment::builder(documents, attachments)
             .bindings(group.bindings.clone())
+            .params(group.invocation.params.clone())
             .now(Some(clock.nanos))
             .given(given)
             .bases(group.bases.clone())
@@ -335,7 +346,13 @@ const IN_FLIGHT_PER_THREAD: usize = 8;
 /// the reports written in the order of the arguments. The report of each file
 /// is the one the database gives (`check_deployment`): the same documents,
 /// attachments and findings, through the same functions.
-fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>, clock: &crate::Clock) -> Result<ExitCode, Fatal> {
+fn each(
+    args: &CheckArgs,
+    policy: &Policy,
+    policy_texts: &Texts<'_>,
+    clock: &crate::Clock,
+    invocation: &Invocation,
+) -> Result<ExitCode, Fatal> {
     // A file that cannot be opened stops the command before anything is
     // checked, as when every file was read first.
     for path in &args.files {
@@ -358,8 +375,10 @@ fn each(args: &CheckArgs, policy: &Policy, policy_texts: &Texts<'_>, clock: &cra
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for files in args.files.chunks(window) {
-        let reports: Vec<Result<(String, Outcome), Fatal>> =
-            files.par_iter().map(|path| check_one(args, policy, policy_texts, clock, path, &context)).collect();
+        let reports: Vec<Result<(String, Outcome), Fatal>> = files
+            .par_iter()
+            .map(|path| check_one(args, policy, policy_texts, clock, invocation, path, &context))
+            .collect();
         for report in reports {
             let (text, verdict) = report?;
             failed |= outcome::fails(verdict, allowed);
@@ -378,6 +397,7 @@ fn check_one(
     policy: &Policy,
     policy_texts: &Texts<'_>,
     clock: &crate::Clock,
+    invocation: &Invocation,
     path: &camino::Utf8Path,
     context: &[(Source, Option<Result<Node, SyntaxError>>)],
 ) -> Result<(String, Outcome), Fatal> {
@@ -388,7 +408,7 @@ fn check_one(
     let inputs: Vec<Input<'_>> = documents.iter().map(|(s, l)| s.input(l)).collect();
 
     // The files the documents' `ref` fields name, each read once.
-    let mut attacher = Attacher::new(args.max_total_size);
+    let mut attacher = Attacher::new(args.max_total_size).within(invocation.evidence_root.clone());
     let mut named = Vec::new();
     for (from, input) in inputs.iter().enumerate() {
         for ref_path in grail_engine::check::references(policy, input) {
@@ -424,7 +444,15 @@ fn check_one(
             raw: read.as_ref().ok().and_then(|i| files[*i].raw.clone()),
         })
         .collect();
-    let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));
+    let run = grail_engine::check::run_with_params(
+        policy,
+        &inputs,
+        &attached,
+        &[],
+        false,
+        Some(clock.nanos),
+        &invocation.params,
+    );
     let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();

@@ -40,8 +40,11 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 &args.files,
                 &args.layers,
                 &args.binding,
-                &args.attach,
-                clock.nanos,
+                crate::documents::Call {
+                    attach: &args.attach,
+                    now: clock.nanos,
+                    invocation: &grail_workspace::Invocation::default(),
+                },
             )?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();

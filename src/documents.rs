@@ -3,6 +3,7 @@
 pub use grail_engine::workspace_file::lower_first;
 use std::collections::HashSet;
 use std::io::Read as _;
+use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{AttachedFile, Source};
@@ -49,7 +50,7 @@ pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: 
             out.push(read_stdin(db, limit)?);
         } else if path.is_dir() {
             let folder = read_folder(db, path, limit)?;
-            let attached: HashSet<std::path::PathBuf> = attachments(db, set, &folder)
+            let attached: HashSet<std::path::PathBuf> = attachments(db, set, &folder, None)
                 .into_iter()
                 .filter_map(|a| a.read.ok())
                 .filter_map(|t| std::fs::canonicalize(t.path(db)).ok())
@@ -101,15 +102,21 @@ fn read_stdin(db: &Database, limit: u64) -> Result<SourceText, Fatal> {
 
 /// Reads the files the documents' `ref` fields name, at most
 /// [`DEFAULT_MAX_TOTAL_SIZE`] together (see [`Attacher`]).
-pub fn attachments(db: &Database, set: PolicySet, documents: &[SourceText]) -> Vec<AttachedFile> {
-    attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE)
+pub fn attachments(db: &Database, set: PolicySet, documents: &[SourceText], root: Option<&Path>) -> Vec<AttachedFile> {
+    attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE, root)
 }
 
 /// Reads the files the documents' `ref` fields name, each once, at most
-/// `budget` bytes together (see [`Attacher`]); a document's path in the
-/// database is its path on disk.
-pub fn attachments_within(db: &Database, set: PolicySet, documents: &[SourceText], budget: u64) -> Vec<AttachedFile> {
-    grail_workspace::read::attachments_within(db, set, documents, budget, &|p| std::path::PathBuf::from(p))
+/// `budget` bytes together (see [`Attacher`]), under `root` when the
+/// invocation gives one; a document's path in the database is its path on disk.
+pub fn attachments_within(
+    db: &Database,
+    set: PolicySet,
+    documents: &[SourceText],
+    budget: u64,
+    root: Option<&Path>,
+) -> Vec<AttachedFile> {
+    grail_workspace::read::attachments_within(db, set, documents, budget, root, &|p| std::path::PathBuf::from(p))
 }
 
 /// `--layer NAME=FILE`: a document of the deployment bound to a layer of its kind.
@@ -253,9 +260,19 @@ fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerA
     )))
 }
 
+/// What a command gives its deployment besides the documents: the
+/// `--attach` files, the time of the check, and the parameters of the
+/// invocation (`--probe-evidence-root`, `--egress-hosts`, `--credential-roots`).
+pub struct Call<'a> {
+    pub attach: &'a [AttachArg],
+    pub now: i128,
+    pub invocation: &'a grail_workspace::Invocation,
+}
+
 /// The deployment a command names, put in the database: its documents
 /// ([`deployment`]), the files their `ref` fields name, the `--layer`
-/// bindings, the `--attach` files and the time of the check. Refused (exit 2)
+/// bindings, the `--attach` files, the time of the check and the parameters
+/// of the invocation (`--probe-evidence-root`...). Refused (exit 2)
 /// when it holds two documents of a kind allowed once. Returns the documents
 /// the report is about, and the deployment.
 pub fn named_deployment(
@@ -264,14 +281,15 @@ pub fn named_deployment(
     files: &[camino::Utf8PathBuf],
     layers: &[LayerArg],
     context: &[camino::Utf8PathBuf],
-    attach: &[AttachArg],
-    now: i128,
+    call: Call<'_>,
 ) -> Result<(Vec<SourceText>, grail_engine::db::Deployment), Fatal> {
+    let Call { attach, now, invocation } = call;
     let named = deployment(db, set, files, layers, context, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let attached = attachments(db, set, &named.documents);
+    let attached = attachments(db, set, &named.documents, invocation.evidence_root.as_deref());
     let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let deployment = grail_engine::db::Deployment::builder(named.documents, attached)
         .bindings(named.bindings)
+        .params(invocation.params.clone())
         .now(Some(now))
         .given(given)
         .new(db);

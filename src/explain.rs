@@ -28,14 +28,14 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
     let clock = crate::Clock::of(args.now);
+    let invocation = args.invocation.invocation()?;
     let (shown, deployment) = crate::documents::named_deployment(
         &db,
         set,
         &args.files,
         &args.layers,
         &args.binding,
-        &args.attach,
-        clock.nanos,
+        crate::documents::Call { attach: &args.attach, now: clock.nanos, invocation: &invocation },
     )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;

@@ -63,7 +63,7 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let set = policy::load(&db, &args.policy)?;
     let compiled = policy::compile(&db, set)?;
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let attached = attachments(&db, set, &named.documents);
+    let attached = attachments(&db, set, &named.documents, None);
     let now = crate::Clock::of(args.now).nanos;
     let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
     crate::tables::refuse_crowded(&db, set, deployment)?;

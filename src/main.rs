@@ -66,6 +66,13 @@ enum Command {
     ///   grail check --format json examples/bindings/*.yaml --each
     ///   grail check --policy my-policies/ binding.json
     ///   grail check                 # the deployments of grail.toml
+    ///
+    /// As upstream's checker (node check-security-binding.mjs), with its flags:
+    ///   grail check security-binding.json --probe-evidence-root /protected/probes \
+    ///       --egress-hosts egress-probe.example.net --credential-roots /home/runner
+    /// The transcripts the binding names are then read under /protected/probes
+    /// (never outside it); without --probe-evidence-root they are read beside
+    /// the binding.
     #[command(verbatim_doc_comment)]
     Check(CheckArgs),
     /// Run the fixture pairs that live next to the policy, in `tests/<rule id>/`.
@@ -98,6 +105,7 @@ enum Command {
     ///   grail explain examples/bindings/auto-merge-demoted.yaml
     ///   grail explain --class C4 examples/bindings/identical-checkers.yaml
     ///   grail explain --rule topology.checker_count --verbose org.yaml
+    ///   grail explain --probe-evidence-root /protected/probes --egress-hosts egress-probe.example.net binding.json
     #[command(verbatim_doc_comment)]
     Explain(ExplainArgs),
     /// Format policy files (`.grail`) in the style of the shipped library.
@@ -531,6 +539,8 @@ struct ExplainArgs {
     /// Exit 0 when the check's worst outcome is UNKNOWN, as `check --allow-unknown` does.
     #[arg(long)]
     allow_unknown: bool,
+    #[command(flatten)]
+    invocation: InvocationArgs,
     /// The documents to explain, read together as one deployment.
     #[arg(required_unless_present = "layers", value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
@@ -619,6 +629,8 @@ struct CheckArgs {
     /// its rules see missing evidence.
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_size)]
     max_total_size: u64,
+    #[command(flatten)]
+    invocation: InvocationArgs,
     /// The documents to check: bindings and histories (JSON or YAML), work
     /// items (Markdown); a folder stands for the documents directly in it
     /// (less the files they attach), `-` for standard input. None (and no
@@ -626,6 +638,51 @@ struct CheckArgs {
     /// working directory or its parents, with its policy.
     #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
+}
+
+/// The parameters of a check that upstream's checker takes as flags, with
+/// the same names and meaning; a deployment of grail.toml gives them as
+/// `probe_evidence_root`, `egress_hosts` and `credential_roots` (a flag
+/// wins over the key). Rules read each with `param("NAME")`.
+#[derive(clap::Args, Clone, Default)]
+pub struct InvocationArgs {
+    /// The protected folder where the documents' `ref` fields (probe
+    /// transcripts) resolve, instead of each document's own folder: an
+    /// absolute path, a `..` escape or a symbolic link out of it is refused.
+    /// Give a folder agents cannot write: evidence proves something only from
+    /// outside their reach. Rules read it as `param("probe-evidence-root")`.
+    #[arg(long, value_name = "DIR")]
+    probe_evidence_root: Option<Utf8PathBuf>,
+    /// The configured probe targets, comma-separated: each trimmed, in lower
+    /// case, one trailing dot dropped, empty entries dropped. Rules read
+    /// them as `param("egress-hosts")` (absent without the flag).
+    #[arg(long, value_name = "H,H")]
+    egress_hosts: Option<String>,
+    /// The trusted credential roots, comma-separated (deny by default):
+    /// each trimmed, empty entries dropped; a value with no entry is as if
+    /// the flag were not given. Rules read them as `param("credential-roots")`.
+    #[arg(long, value_name = "R,R")]
+    credential_roots: Option<String>,
+}
+
+impl InvocationArgs {
+    /// The invocation the flags give; an evidence root that is not a folder
+    /// stops the command.
+    pub fn invocation(&self) -> Result<grail_workspace::Invocation, Fatal> {
+        let root = match &self.probe_evidence_root {
+            Some(dir) if !dir.is_dir() => {
+                let what = if dir.exists() { "is not a folder" } else { "does not exist" };
+                return Err(Fatal(format!("`--probe-evidence-root {dir}`: `{dir}` {what}")));
+            }
+            Some(dir) => Some((dir.as_str(), dir.as_std_path().to_path_buf())),
+            None => None,
+        };
+        Ok(grail_workspace::Invocation::new(
+            root,
+            self.egress_hosts.as_deref().map(|h| h.split(',')),
+            self.credential_roots.as_deref().map(|r| r.split(',')),
+        ))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

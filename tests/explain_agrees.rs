@@ -134,7 +134,7 @@ proptest! {
             })
             .collect();
         let checked = run(policy, &inputs, &[], &bindings, false, None);
-        let explained = grail_engine::explain::explain_with(policy, &inputs, &[], &bindings, None);
+        let explained = grail_engine::explain::explain_with(policy, &inputs, &[], &bindings, None, &[]);
         let kind = policy.documents.iter().position(|d| d.binder == "binding").expect("a binding kind");
         let root = checked.single[kind].as_ref().expect("the merged binding");
         let record = policy.documents[kind].record;

@@ -50,6 +50,8 @@ functions! {
     "timestamp_millis" ["timestamp_millis(s)"]
         "`timestamp(s)` with at most three fraction digits (upstream's strict form); absent otherwise";
     "now" ["now()"] "the time of the check: `--now`, else the machine's clock (the report says which)";
+    "param" ["param(\"name\")"]
+        "a named parameter of the invocation (`--egress-hosts a,b` is `param(\"egress-hosts\")`), a list of strings; absent when the invocation did not give it";
     "days" ["days(n)"] "a duration of `n` days";
     "hours" ["hours(n)"] "a duration of `n` hours";
     "minutes" ["minutes(n)"] "a duration of `n` minutes";

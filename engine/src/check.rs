@@ -10,6 +10,7 @@ use grail_lang::ast::Span;
 use crate::conform::{Env, Resolved, conform, select_kind, structural};
 use crate::diagnostic::{Finding, Outcome};
 use crate::document::{self, Format, Limits, Node, NodeKind, SyntaxError};
+pub use crate::eval::Param;
 use crate::eval::{Roots, evaluate_rule};
 use crate::hir::*;
 use crate::layers::{Bound, Candidate, DocLayer, Layering, assign, merge};
@@ -157,6 +158,8 @@ pub struct Run {
     pub now_read: bool,
     /// The files the invocation attached under recorded paths (see [`GIVEN`]).
     pub given: Vec<crate::eval::Given>,
+    /// The named parameters of the invocation (see [`run_with_params`]).
+    pub params: Vec<Param>,
 }
 
 /// The `from` of an [`Attachment`] the invocation gives under the path a
@@ -174,6 +177,20 @@ pub fn run(
     bindings: &[Bound],
     trace: bool,
     now: Option<i128>,
+) -> Run {
+    run_with_params(policy, inputs, attachments, bindings, trace, now, &[])
+}
+
+/// [`run`] with the named parameters of the invocation, which `param("name")`
+/// reads (a parameter not among them is absent).
+pub fn run_with_params(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    bindings: &[Bound],
+    trace: bool,
+    now: Option<i128>,
+    params: &[Param],
 ) -> Run {
     let mut findings = Vec::new();
     let kinds = policy.documents.len();
@@ -385,8 +402,15 @@ pub fn run(
             raw: a.raw.clone(),
         })
         .collect();
-    let roots =
-        Roots { single: &single, all: &all, layers: &layer_names, now, given: &given, now_read: Default::default() };
+    let roots = Roots {
+        single: &single,
+        all: &all,
+        layers: &layer_names,
+        now,
+        given: &given,
+        params,
+        now_read: Default::default(),
+    };
     for rule in &policy.rules {
         // A rule that judges a kind whose every document was refused as untrusted
         // cannot establish anything: missing evidence, never a pass and never silence.
@@ -422,7 +446,7 @@ pub fn run(
     let mut slots: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
     let findings: Vec<Finding> = order.into_iter().filter_map(|i| slots[i].take()).collect();
     let now_read = roots.now_read.get();
-    Run { findings, single, all, layers: layer_names, now, now_read, given }
+    Run { findings, single, all, layers: layer_names, now, now_read, given, params: params.to_vec() }
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

@@ -137,6 +137,11 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub bases: Vec<BaseVersion>,
+    /// The named parameters of the invocation (flags, or keys of a deployment
+    /// of the workspace file), which `param("name")` reads; one not given is absent.
+    #[default]
+    #[returns(ref)]
+    pub params: Vec<check::Param>,
 }
 
 /// The previous version of a document of the deployment (`--base OLD`).
@@ -421,7 +426,15 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Report { documents, findings: Vec::new(), layers: Vec::new(), now_read: false };
     }
-    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
+    let run = check::run_with_params(
+        &compiled.policy,
+        &inputs,
+        &attached,
+        &bindings,
+        false,
+        deployment.now(db),
+        deployment.params(db),
+    );
     let mut findings = run.findings;
     for b in deployment.bases(db) {
         let Some(i) = documents.iter().position(|d| *d == b.document) else { continue };
@@ -459,7 +472,15 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
         return None;
     }
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    Some(check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db)))
+    Some(check::run_with_params(
+        &compiled.policy,
+        &inputs,
+        &attached,
+        &bindings,
+        false,
+        deployment.now(db),
+        deployment.params(db),
+    ))
 }
 
 /// The answers of the policy's admission questions for a deployment.
@@ -470,7 +491,15 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
         return Vec::new();
     }
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
+    let run = check::run_with_params(
+        &compiled.policy,
+        &inputs,
+        &attached,
+        &bindings,
+        false,
+        deployment.now(db),
+        deployment.params(db),
+    );
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -494,7 +523,15 @@ pub fn table_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
         return Vec::new();
     }
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    let run = check::run(&compiled.policy, &inputs, &attached, &bindings, false, deployment.now(db));
+    let run = check::run_with_params(
+        &compiled.policy,
+        &inputs,
+        &attached,
+        &bindings,
+        false,
+        deployment.now(db),
+        deployment.params(db),
+    );
     crate::table::tables(&compiled.policy, &run)
 }
 
@@ -512,7 +549,14 @@ pub fn explain_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
     if compiled.has_errors() {
         return Explained { documents, explanation: Explanation::default() };
     }
-    let explanation = crate::explain::explain_with(&compiled.policy, &inputs, &attached, &bindings, deployment.now(db));
+    let explanation = crate::explain::explain_with(
+        &compiled.policy,
+        &inputs,
+        &attached,
+        &bindings,
+        deployment.now(db),
+        deployment.params(db),
+    );
     Explained { documents, explanation }
 }
 

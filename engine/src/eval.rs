@@ -24,8 +24,18 @@ pub struct Roots<'a> {
     pub now: Option<i128>,
     /// The files the invocation attached under recorded paths (`attached(p)`).
     pub given: &'a [Given],
+    /// The named parameters of the invocation (`param("name")`), each a list of strings.
+    pub params: &'a [Param],
     /// Set when some rule evaluated `now()`: the report then states the time of the check.
     pub now_read: std::cell::Cell<bool>,
+}
+
+/// A named parameter of the invocation, which `param("name")` reads: the
+/// caller's flags or workspace file give it, as a list of strings.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Param {
+    pub name: String,
+    pub values: Vec<String>,
 }
 
 /// A file the invocation attached under the path a document records
@@ -101,6 +111,7 @@ pub fn evaluate_rule_within(
             now: roots.now,
             now_read: false,
             given: roots.given,
+            params: roots.params,
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -487,6 +498,8 @@ pub struct Evaluator<'a> {
     pub now_read: bool,
     /// The files the invocation attached (see [`Roots::given`]).
     pub given: &'a [Given],
+    /// The named parameters of the invocation (see [`Roots::params`]).
+    pub params: &'a [Param],
 }
 
 impl<'a> Evaluator<'a> {
@@ -869,6 +882,7 @@ impl<'a> Evaluator<'a> {
                     | ExprKind::Var(_)
                     | ExprKind::Column(..)
                     | ExprKind::Now
+                    | ExprKind::Param(_)
                     | ExprKind::Builtin(..)
                     | ExprKind::Url(..)
                     | ExprKind::ParseInt(..)
@@ -1309,6 +1323,15 @@ impl<'a> Evaluator<'a> {
                     None => Val::missing("now() (the time of the check was not given)", None, Span::default()),
                 }
             }
+            ExprKind::Param(name) => match self.params.iter().find(|p| p.name == *name) {
+                Some(p) => {
+                    let values = p.values.iter().map(|v| Val::computed(V::Str(v.as_str().into()))).collect();
+                    Val::computed(V::List(Arc::new(values)))
+                }
+                None => {
+                    Val::absent(format!("param(\"{name}\") (the invocation did not give it)"), None, Span::default())
+                }
+            },
             ExprKind::DurationOf(unit, n) => {
                 let v = self.eval(n);
                 match &v.kind {

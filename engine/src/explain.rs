@@ -58,18 +58,20 @@ pub struct Demotion {
 
 /// Checks a deployment with derivations, and derives the effective state.
 pub fn explain(policy: &Policy, inputs: &[Input<'_>], attachments: &[Attachment<'_>]) -> Explanation {
-    explain_with(policy, inputs, attachments, &[], None)
+    explain_with(policy, inputs, attachments, &[], None, &[])
 }
 
-/// [`explain`], with the caller's layer bindings and time of the check (see [`check::check_with`]).
+/// [`explain`], with the caller's layer bindings, time of the check (see
+/// [`check::check_with`]) and named parameters (see [`check::run_with_params`]).
 pub fn explain_with(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],
     bindings: &[Bound],
     now: Option<i128>,
+    params: &[check::Param],
 ) -> Explanation {
-    let run = check::run(policy, inputs, attachments, bindings, true, now);
+    let run = check::run_with_params(policy, inputs, attachments, bindings, true, now, params);
     let mut cells = Vec::new();
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };

@@ -1064,6 +1064,9 @@ pub enum ExprKind {
     Timestamp(Box<Expr>),
     /// The time of the check, as the caller gave it (absent when it gave none).
     Now,
+    /// A named parameter of the invocation (`param("name")`): its strings,
+    /// known absent when the caller did not give it.
+    Param(String),
     /// An int of a unit of time (`hours(72)`): the unit in nanoseconds.
     DurationOf(i64, Box<Expr>),
     /// `sum(xs)`, `min(xs)`, `max(xs)` over a list of ints or durations

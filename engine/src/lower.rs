@@ -2151,6 +2151,20 @@ impl<'a> RuleLowerer<'a> {
                 self.lw.policy.reads_now = true;
                 (ExprKind::Now, Ty::Time)
             }
+            "param" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let ast::ExprKind::Lit(ast::Literal::Str(param, _)) = &args[0].kind else {
+                    self.lw.error(
+                        "type-mismatch",
+                        self.loc(args[0].span),
+                        "the name of `param` is written as a string literal, e.g. `\"egress-hosts\"`",
+                    );
+                    return unknown;
+                };
+                (ExprKind::Param(param.clone()), Ty::List(Box::new(Ty::Str)))
+            }
             "days" | "hours" | "minutes" | "seconds" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;

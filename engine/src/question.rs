@@ -54,6 +54,7 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             now: run.now,
             now_read: false,
             given: &run.given,
+            params: &run.params,
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);
     }

@@ -61,6 +61,7 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
             now: run.now,
             now_read: false,
             given: &run.given,
+            params: &run.params,
         };
         let mut rows = Vec::new();
         walk(t, 0, &mut ev, &mut rows);

@@ -12,6 +12,9 @@
 //! histories = ["org/history/step-002.yaml"]
 //! documents = []
 //! allow_unknown = false   # true: its UNKNOWN outcomes do not fail the check
+//! probe_evidence_root = "org/evidence"          # `--probe-evidence-root`
+//! egress_hosts = ["egress-probe.example.net"]   # `--egress-hosts`
+//! credential_roots = ["/home/runner"]           # `--credential-roots`
 //! ```
 //!
 //! Layer names are not checked here: the policy declares its layers, and the
@@ -62,6 +65,13 @@ pub struct DeploymentSpec {
     /// `allow_unknown = true`: the deployment's UNKNOWN outcomes do not fail
     /// the check, as `grail check --allow-unknown` (the report says the file allowed them).
     pub allow_unknown: bool,
+    /// The folder where the documents' `ref` fields resolve, as
+    /// `--probe-evidence-root DIR` gives it (also `param("probe-evidence-root")`).
+    pub probe_evidence_root: Option<Located>,
+    /// `param("egress-hosts")`, as `--egress-hosts` gives it.
+    pub egress_hosts: Option<Vec<Located>>,
+    /// `param("credential-roots")`, as `--credential-roots` gives it.
+    pub credential_roots: Option<Vec<Located>>,
 }
 
 impl DeploymentSpec {
@@ -107,6 +117,9 @@ struct RawDeployment {
     documents: Vec<Spanned<String>>,
     #[serde(default)]
     allow_unknown: bool,
+    probe_evidence_root: Option<Spanned<String>>,
+    egress_hosts: Option<Vec<Spanned<String>>>,
+    credential_roots: Option<Vec<Spanned<String>>>,
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -121,7 +134,8 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         span: e.span().map(|r| Span::new(r.start, r.end)),
         help: Some(
             "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
-             `layers`, `items`, `histories`, `documents` and `allow_unknown`"
+             `layers`, `items`, `histories`, `documents`, `allow_unknown`, `probe_evidence_root`, \
+             `egress_hosts` and `credential_roots`"
                 .into(),
         ),
     })?;
@@ -157,6 +171,9 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
             histories: d.histories.into_iter().map(located).collect(),
             documents: d.documents.into_iter().map(located).collect(),
             allow_unknown: d.allow_unknown,
+            probe_evidence_root: d.probe_evidence_root.map(located),
+            egress_hosts: d.egress_hosts.map(|v| v.into_iter().map(located).collect()),
+            credential_roots: d.credential_roots.map(|v| v.into_iter().map(located).collect()),
         })
         .collect::<Vec<_>>();
     for d in &deployments {
@@ -241,6 +258,22 @@ histories = ["org/history/step-002.yaml"]
         assert_eq!(&text[span.start..span.end], "\"yes\"", "{e:?}");
         // Not a key of the whole file: each deployment says it for itself.
         assert!(parse("allow_unknown = true\n[deployments.a]\ndocuments = [\"a.yaml\"]\n").is_err());
+    }
+
+    #[test]
+    fn a_deployment_may_give_the_parameters_of_the_invocation() {
+        let text = "[deployments.a]\ndocuments = [\"a.json\"]\nprobe_evidence_root = \"evidence\"\n\
+                    egress_hosts = [\"a.example\", \"b.example\"]\ncredential_roots = [\"/home/runner\"]\n";
+        let d = &parse(text).expect("parses").deployments[0];
+        assert_eq!(d.probe_evidence_root.as_ref().map(|l| l.value.as_str()), Some("evidence"));
+        let hosts: Vec<&str> = d.egress_hosts.iter().flatten().map(|l| l.value.as_str()).collect();
+        assert_eq!(hosts, ["a.example", "b.example"]);
+        let roots: Vec<&str> = d.credential_roots.iter().flatten().map(|l| l.value.as_str()).collect();
+        assert_eq!(roots, ["/home/runner"]);
+        let bare = &parse("[deployments.a]\ndocuments = [\"a.json\"]\n").expect("parses").deployments[0];
+        assert!(bare.probe_evidence_root.is_none() && bare.egress_hosts.is_none() && bare.credential_roots.is_none());
+        // A list, never one comma-separated string.
+        assert!(parse("[deployments.a]\ndocuments = [\"a.json\"]\negress_hosts = \"a,b\"\n").is_err());
     }
 
     #[test]

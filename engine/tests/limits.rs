@@ -121,7 +121,15 @@ fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
     all[kind as usize] = vec![("binding".to_string(), value)];
     let rule = policy.rules.iter().find(|r| r.id == "topology.pairwise_distinct").expect("the rule");
     let mut out = Vec::new();
-    let roots = Roots { single: &single, all: &all, layers: &[], now: None, given: &[], now_read: Default::default() };
+    let roots = Roots {
+        single: &single,
+        all: &all,
+        layers: &[],
+        now: None,
+        given: &[],
+        params: &[],
+        now_read: Default::default(),
+    };
     let steps = evaluate_rule_within(policy, rule, &roots, &[], false, &mut out, budget);
     (steps, out)
 }

@@ -61,6 +61,8 @@ struct DeploymentState {
     deployment: Deployment,
     /// The files attached by `ref` fields: the reference and the URI of the file read.
     attached: Vec<(AttachedFile, Option<Uri>)>,
+    /// The parameters its keys give, and the folder where `ref` fields resolve.
+    invocation: grail_workspace::Invocation,
 }
 
 /// What an edit changed, and so which diagnostics to publish again.
@@ -221,8 +223,18 @@ impl Workspace {
                 members.push((uri, source, m.path));
             }
             let documents = members.iter().map(|(_, s, _)| *s).collect();
-            let deployment = Deployment::builder(documents, Vec::new()).bindings(bindings).new(&self.db);
-            states.push(DeploymentState { name: d.name.value.clone(), members, deployment, attached: Vec::new() });
+            let invocation = file.invocation(d)?;
+            let deployment = Deployment::builder(documents, Vec::new())
+                .bindings(bindings)
+                .params(invocation.params.clone())
+                .new(&self.db);
+            states.push(DeploymentState {
+                name: d.name.value.clone(),
+                members,
+                deployment,
+                attached: Vec::new(),
+                invocation,
+            });
         }
         for (k, d) in states.iter().enumerate() {
             for (uri, _, _) in &d.members {
@@ -277,14 +289,16 @@ impl Workspace {
         }
         let real: HashMap<String, PathBuf> =
             d.members.iter().map(|(_, s, p)| (s.path(&self.db).clone(), p.clone())).collect();
-        let attached = grail_workspace::attachments(&self.db, self.set, &documents, &|shown| {
+        let root = d.invocation.evidence_root.clone();
+        let attached = grail_workspace::attachments(&self.db, self.set, &documents, root.as_deref(), &|shown| {
             real.get(shown).cloned().unwrap_or_else(|| PathBuf::from(shown))
         });
         let with_uris = attached
             .into_iter()
             .map(|a| {
                 let from = d.members.iter().find(|(_, s, _)| *s == a.from).map(|(_, _, p)| p.clone());
-                let uri = from.and_then(|p| Uri::from_file_path(p.parent()?.join(&a.path)));
+                let folder = root.clone().or_else(|| from.and_then(|p| p.parent().map(Path::to_path_buf)));
+                let uri = folder.and_then(|f| Uri::from_file_path(f.join(&a.path)));
                 (a, uri)
             })
             .collect::<Vec<_>>();

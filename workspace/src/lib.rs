@@ -24,7 +24,10 @@ use grail_engine::{Database, PolicySet, SourceText};
 
 pub use grail_engine::workspace_file::FILE_NAME;
 
+pub mod params;
 pub mod read;
+
+pub use params::Invocation;
 
 pub use read::{
     Attacher, DEFAULT_MAX_DOCUMENT_SIZE, DEFAULT_MAX_TOTAL_SIZE, MAX_ATTACHED_BYTES, not_regular, open_document,
@@ -174,6 +177,31 @@ impl Workspace {
         Ok(())
     }
 
+    /// What the deployment gives its check besides its documents: the
+    /// parameters its keys set, and the folder where `ref` fields resolve
+    /// (`probe_evidence_root`, against the file's folder; it must be a folder).
+    pub fn invocation(&self, d: &DeploymentSpec) -> Result<Invocation, Error> {
+        let root = match &d.probe_evidence_root {
+            Some(p) => {
+                let path = self.resolve(p);
+                if !path.is_dir() {
+                    let what = if path.exists() { "is not a folder" } else { "does not exist" };
+                    return Err(self.invalid(
+                        p,
+                        format!("`probe_evidence_root` `{}` of deployment `{}` {what}", p.value, d.name.value),
+                        Some(format!("paths are relative to the folder of `{}`", FILE_NAME)),
+                    ));
+                }
+                Some((p.value.as_str(), path))
+            }
+            None => None,
+        };
+        fn strings(v: &Option<Vec<Located>>) -> Option<Vec<&str>> {
+            v.as_ref().map(|v| v.iter().map(|l| l.value.as_str()).collect())
+        }
+        Ok(Invocation::new(root, strings(&d.egress_hosts), strings(&d.credential_roots)))
+    }
+
     /// The documents of a deployment, each with the layer it is bound to:
     /// a folder stands for the documents directly in it, sorted by name.
     pub fn documents(&self, d: &DeploymentSpec) -> Result<Vec<Member>, Error> {
@@ -255,15 +283,16 @@ pub fn collect_policy(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<Pat
 
 /// Reads the files the documents' `ref` fields name, as `grail check` does
 /// (see [`read::attachments_within`]), at most [`DEFAULT_MAX_TOTAL_SIZE`]
-/// together. `real_path` maps a document's path (as in the database) to the
-/// file on disk.
+/// together, under `root` when given (else each document's folder).
+/// `real_path` maps a document's path (as in the database) to the file on disk.
 pub fn attachments(
     db: &Database,
     set: PolicySet,
     documents: &[SourceText],
+    root: Option<&Path>,
     real_path: &dyn Fn(&str) -> PathBuf,
 ) -> Vec<AttachedFile> {
-    read::attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE, real_path)
+    read::attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE, root, real_path)
 }
 
 /// `path` as shown in reports: relative to `base` when under it.

@@ -98,17 +98,19 @@ pub fn read_document(db: &Database, path: &Path, shown: String, limit: u64) -> R
 
 /// Reads the files the documents' `ref` fields name, each once, at most
 /// `budget` bytes together. A path is followed only inside its document's
-/// folder, symbolic links included; anything else is refused with the
-/// reason, which the rules see as missing evidence. `real_path` maps a
+/// folder (or under `root`, the invocation's evidence root, when given),
+/// symbolic links included; anything else is refused with the reason, which
+/// the rules see as missing evidence. `real_path` maps a
 /// document's path (as in the database) to the file on disk.
 pub fn attachments_within(
     db: &Database,
     set: PolicySet,
     documents: &[SourceText],
     budget: u64,
+    root: Option<&Path>,
     real_path: &dyn Fn(&str) -> PathBuf,
 ) -> Vec<AttachedFile> {
-    let mut attacher = Attacher::new(budget);
+    let mut attacher = Attacher::new(budget).within(root.map(Path::to_path_buf));
     let mut named = Vec::new();
     for doc in documents {
         let shown = doc.path(db);
@@ -134,11 +136,21 @@ pub struct Attacher {
     /// path (or, refused before it could be resolved, by the path as written).
     seen: HashMap<PathBuf, Result<usize, String>>,
     files: Vec<Source>,
+    /// The folder every path resolves against, when the invocation gives one
+    /// (`--probe-evidence-root`); else each document's own folder.
+    root: Option<PathBuf>,
 }
 
 impl Attacher {
     pub fn new(limit: u64) -> Attacher {
-        Attacher { budget: limit, limit, seen: HashMap::new(), files: Vec::new() }
+        Attacher { budget: limit, limit, seen: HashMap::new(), files: Vec::new(), root: None }
+    }
+
+    /// Paths resolve under `root` (when given) rather than in each document's
+    /// folder: the same refusals hold, with the root as the folder.
+    pub fn within(mut self, root: Option<PathBuf>) -> Attacher {
+        self.root = root;
+        self
     }
 
     /// The files read, in the order they were first named.
@@ -151,22 +163,33 @@ impl Attacher {
     /// `shown` in the database (an attachment is shown under its folder) and
     /// `real` on disk (an attachment is found under its folder).
     pub fn attach(&mut self, shown: &str, real: &Path, path: &str) -> Result<usize, String> {
+        // The folder's name in a refusal: the document's, or the evidence root.
+        let named = |reason: &str| match &self.root {
+            Some(root) => reason.replace("the document's folder", &format!("the evidence root `{}`", root.display())),
+            None => reason.to_string(),
+        };
         if let Some(reason) = grail_engine::check::path_leaves_folder(path) {
-            return Err(reason.into());
+            return Err(named(reason));
         }
         let cannot = |e: std::io::Error| format!("cannot be read: {}", lower_first(&e.to_string()));
-        let folder = real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let folder = match &self.root {
+            Some(root) => root.as_path(),
+            None => real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+        };
         let target = folder.join(path);
         let real_folder = folder.canonicalize().map_err(cannot)?;
         let real_target = target.canonicalize().map_err(cannot)?;
         if !real_target.starts_with(&real_folder) {
-            return Err("the path leads out of the document's folder through a symbolic link".into());
+            return Err(named("the path leads out of the document's folder through a symbolic link"));
         }
         if let Some(done) = self.seen.get(&real_target) {
             return done.clone();
         }
-        // Shown as the document is shown: its folder, then the path as written.
-        let shown_folder = Path::new(shown).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        // Shown as the document is shown: its folder (or the evidence root), then the path as written.
+        let shown_folder = match &self.root {
+            Some(root) => root.as_path(),
+            None => Path::new(shown).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+        };
         let shown_target = shown_folder.join(path).to_string_lossy().into_owned();
         let read = self.read_new(&shown_target, &real_target).map(|source| {
             self.files.push(source);

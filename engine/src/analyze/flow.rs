@@ -246,7 +246,7 @@ impl Cx<'_> {
             ExprKind::Var(s) => self.env.get(*s as usize).cloned().unwrap_or(Abs::Other),
             ExprKind::Doc(k) => Abs::Rec(self.policy.documents[*k as usize].record),
             ExprKind::Docs(k) => Abs::List(Box::new(Abs::Rec(self.policy.documents[*k as usize].record))),
-            ExprKind::Matrix(_) | ExprKind::Domain(_) | ExprKind::Now => Abs::Other,
+            ExprKind::Matrix(_) | ExprKind::Domain(_) | ExprKind::Now | ExprKind::Param(_) => Abs::Other,
             ExprKind::Field(base, i) => match self.eval(base) {
                 Abs::Rec(r) => {
                     self.read.insert((r, *i));

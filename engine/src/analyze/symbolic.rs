@@ -768,6 +768,9 @@ impl<'a> Ev<'a> {
             ExprKind::Now => {
                 self.approx("`now()` (the time of the check is an input of the check, not of the document)")
             }
+            ExprKind::Param(name) => {
+                self.approx(&format!("`param(\"{name}\")` (a parameter of the invocation, not of the document)"))
+            }
             ExprKind::DurationOf(unit, x) => {
                 let v = self.eval(x);
                 let alts: Vec<(Atom, B)> = v

@@ -222,6 +222,9 @@ impl<'p> Trees<'p> {
             ExprKind::ParseInt(a) => (self.op("int", &[a]).0, Some(Ty::Int)),
             ExprKind::Timestamp(a) => (self.op("timestamp", &[a]).0, Some(Ty::Time)),
             ExprKind::Now => (json!({"op": "now", "args": []}), Some(Ty::Time)),
+            ExprKind::Param(name) => {
+                (json!({"op": "param", "name": name, "args": []}), Some(Ty::List(Box::new(Ty::Str))))
+            }
             ExprKind::Fold { op, list, durations } => {
                 let name = match op {
                     crate::hir::FoldOp::Sum => "sum",

@@ -168,6 +168,7 @@ impl Cx<'_> {
             now: None,
             now_read: false,
             given: &run.given,
+            params: &run.params,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);

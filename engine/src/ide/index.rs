@@ -771,7 +771,7 @@ impl<'a> Resolver<'a> {
             "timestamp" | "now" => return Ty::Time,
             "days" | "hours" | "minutes" | "seconds" => return Ty::Duration,
             "lower" | "trim_suffix" | "reason" => return Ty::Str,
-            "split" => return Ty::List(Box::new(Ty::Str)),
+            "split" | "param" => return Ty::List(Box::new(Ty::Str)),
             n if let Some((b, _)) = crate::hir::Builtin::by_name(n)
                 && b != crate::hir::Builtin::Flatten =>
             {
