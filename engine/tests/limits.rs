@@ -96,30 +96,48 @@ fn nesting_just_under_the_depth_cap_loads_and_just_over_is_refused() {
     }
 }
 
-/// Steps taken by `topology.pairwise_distinct` of the shipped library over a
-/// binding with `slots` model slots, within `budget`, and its findings.
-fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
-    use grail_engine::Database;
-    use grail_engine::db::compile_policy;
+/// A quadratic rule: every pair of items must name one another in `apart_from`.
+const PAIRWISE: &str = "document D as d where kind absent {
+  on syntax rule s.syntax
+  on duplicate_key rule s.dup
+  on unknown_key rule s.unknown
+  on type rule s.type
+  items: list Item
+}
+record Item identity name {
+  name: string
+  apart_from?: list string default []
+}
+rule r.pairwise
+  for (a, b) in pairs(d.items)
+  require b.name in a.apart_from or a.name in b.apart_from
+    else fail \"`{a.name}` and `{b.name}` name no relation between them\"
+";
+
+/// Steps taken by [`PAIRWISE`] over a document of `items` items that name
+/// no relation, within `budget`, and its findings.
+fn pairwise(items: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
     use grail_engine::eval::{Roots, evaluate_rule_within};
-    let db = Database::default();
-    let compiled = compile_policy(&db, grail_engine::shipped::policy_set(&db));
-    let policy = &compiled.policy;
-    let mut text = String::from("schema_version: \"1.0\"\nverification_topology:\n  C3:\n    roles:\n");
-    for i in 0..slots {
-        text.push_str(&format!("      - {{name: m{i}, role: checker}}\n"));
+    let parsed = grail_lang::parse(PAIRWISE);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let lowered = grail_engine::lower::lower(&[&parsed.file]);
+    assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+    let policy = &lowered.policy;
+    let mut text = String::from("items:\n");
+    for i in 0..items {
+        text.push_str(&format!("  - {{name: m{i}}}\n"));
     }
-    let root = yaml(&text).expect("a binding");
-    let kind = grail_engine::conform::select_kind(policy, 0, &root).expect("a binding");
+    let root = yaml(&text).expect("a document");
+    let kind = grail_engine::conform::select_kind(policy, 0, &root).expect("a document of kind D");
     let never = |_: &str| grail_engine::conform::Resolved::Refused("not read".into());
     let none = grail_engine::hir::Checks::default();
-    let env = grail_engine::conform::Env { overrides: &none, resolve: &never };
+    let env = grail_engine::conform::Env { overrides: &none, resolve: &never, partial: false };
     let (value, _) = grail_engine::conform::conform(policy, kind, 0, &root, &env);
     let mut single = vec![None; policy.documents.len()];
     let mut all = vec![Vec::new(); policy.documents.len()];
     single[kind as usize] = Some(value.clone());
-    all[kind as usize] = vec![("binding".to_string(), value)];
-    let rule = policy.rules.iter().find(|r| r.id == "topology.pairwise_distinct").expect("the rule");
+    all[kind as usize] = vec![("d".to_string(), value)];
+    let rule = policy.rules.iter().find(|r| r.id == "r.pairwise").expect("the rule");
     let mut out = Vec::new();
     let roots = Roots {
         single: &single,
@@ -138,7 +156,7 @@ fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
 fn a_rule_within_its_step_budget_is_judged_and_one_step_short_fails_whole() {
     use grail_engine::Outcome;
     let (needed, findings) = pairwise(40, u64::MAX);
-    assert_eq!(findings.len(), 40 * 39 / 2, "every pair of 40 undistinguished slots fails");
+    assert_eq!(findings.len(), 40 * 39 / 2, "every pair of 40 items that name no relation fails");
     let (taken, at) = pairwise(40, needed);
     assert_eq!((taken, at.len()), (needed, findings.len()), "exactly the budget: judged in full");
     let (_, short) = pairwise(40, needed - 1);
