@@ -318,8 +318,7 @@ pub fn run_with_params(
             _ => none,
         };
         let resolve = |path: &str| resolve(attachments, i, path);
-        let (root, structural) =
-            conform(
+        let (root, structural) = conform(
             policy,
             *kind,
             i as u32,
