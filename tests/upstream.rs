@@ -88,6 +88,37 @@ fn canonical(path: &str) -> Option<(String, Option<String>)> {
     Some((out, None))
 }
 
+/// The path of an upstream finding line (without its `- `): the text before
+/// its first `:`, with the key its message names where the message is
+/// about one key of that object: `binding: required key executor_class
+/// missing` is at `executor_class`, `merge_policy: unknown key "C6"` at
+/// `merge_policy."C6"`. A finding's path points at the key it is about.
+fn key_in_prose(finding: &str) -> String {
+    let (prose, message) = finding.split_once(':').unwrap_or((finding, ""));
+    let message = message.trim_start();
+    let key = if let Some(rest) = message.strip_prefix("unknown key ") {
+        rest.get(..string_end(rest).unwrap_or(0)).map(str::to_string).filter(|k| !k.is_empty())
+    } else if let Some(rest) = message.strip_prefix("required key ") {
+        rest.split_once(' ').map(|(k, _)| serde_json::to_string(k).unwrap_or_default()).filter(|_| prose == "binding")
+    } else {
+        None
+    };
+    match key {
+        Some(k) if prose == "binding" => k,
+        Some(k) => format!("{prose}.{k}"),
+        None => prose.to_string(),
+    }
+}
+
+#[test]
+fn a_message_about_one_key_points_at_it() {
+    assert_eq!(key_in_prose("binding: required key executor_class missing"), "\"executor_class\"");
+    assert_eq!(key_in_prose("merge_policy: unknown key \"C6\" (additionalProperties: false)"), "merge_policy.\"C6\"");
+    assert_eq!(key_in_prose("merge_policy.C1: required key missing"), "merge_policy.C1");
+    assert_eq!(key_in_prose("admission.rules[2]: disposition \"x\" is more permissive"), "admission.rules[2]");
+    assert_eq!(canonical(&key_in_prose("binding: unknown key \"layer\"")).map(|(p, _)| p), Some("layer".to_string()));
+}
+
 /// The end (one past the closing quote) of the JSON string `s` starts with.
 fn string_end(s: &str) -> Option<usize> {
     let mut escaped = false;
@@ -280,8 +311,8 @@ fn compare(f: &Fixture) -> Compared {
     let mut upstream = BTreeSet::new();
     for line in &f.stderr {
         let Some(finding) = line.strip_prefix("- ") else { continue };
-        let prose = finding.split(':').next().unwrap_or("");
-        let path = canonical(prose).map_or_else(|| prose.to_string(), |(p, _)| p);
+        let prose = key_in_prose(finding);
+        let path = canonical(&prose).map_or_else(|| prose.to_string(), |(p, _)| p);
         upstream.insert(path);
     }
     let mut ours = BTreeSet::new();
