@@ -9,10 +9,10 @@ use grail_lang::ast::Span;
 
 use crate::conform::{Env, Resolved, conform, select_kind, structural};
 use crate::diagnostic::{Finding, Outcome, Place};
-use crate::keypath::{Fallback, Tree, place_findings};
 use crate::document::{self, Format, Limits, Node, NodeKind, SyntaxError};
 use crate::eval::{Roots, evaluate_rule};
 use crate::hir::*;
+use crate::keypath::{Fallback, Tree, place_findings};
 use crate::layers::{Bound, Candidate, DocLayer, Layering, assign, merge};
 use crate::value::Val;
 

@@ -95,8 +95,10 @@ pub struct Finding {
 /// they are computed (see [`crate::keypath`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Place {
-    /// Where the key path starts when the finding has no location of its
-    /// own: the map that would hold an entry the policy's defaults fill.
+    /// Where the key path starts when it is not at `location`: the map
+    /// that would hold an entry the policy's defaults fill (a finding with
+    /// no location), the nearest node above a collection a `for` found
+    /// absent (a finding located at what the rule judged).
     pub anchor: Option<(u32, Span)>,
     /// Keys below `location` that the finding is about and the document
     /// does not hold, as a path suffix (`.name`, `[3]`): a required key left

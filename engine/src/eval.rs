@@ -109,6 +109,7 @@ pub fn evaluate_rule_within(
             subject: Vec::new(),
             bound: Vec::new(),
             anchors: Vec::new(),
+            absent: None,
             default_subject: name,
             binder,
             root_span,
@@ -185,6 +186,9 @@ struct Walk<'r, 'o> {
     /// hold (a key the policy's defaults fill): the map's place and the
     /// keys below it, which place the finding's key path.
     anchors: Vec<Option<(u32, Span, Box<str>)>>,
+    /// For the finding about to be emitted, when it is about a collection
+    /// the document leaves out: where that collection would be.
+    absent: Option<(u32, Span, Box<str>)>,
     default_subject: &'r str,
     /// The judged kind's binder: the path of a finding placed nowhere in a document.
     binder: &'r str,
@@ -207,7 +211,9 @@ impl Walk<'_, '_> {
         }
         let (location, mut below) = finding_place(ev, self.rule, &self.bound, self.root_span);
         let mut anchor = None;
-        if location.is_none()
+        if let Some((doc, span, keys)) = self.absent.take() {
+            (anchor, below) = (Some((doc, span)), keys);
+        } else if location.is_none()
             && let Some(Some((doc, span, keys))) = self.anchors.last()
         {
             (anchor, below) = (Some((*doc, *span)), keys.clone());
@@ -261,6 +267,10 @@ impl Walk<'_, '_> {
                 let Some(elements) = ev.elements(&d, pattern) else {
                     // Absent or missing is not applicable; present but unreadable is missing evidence.
                     if let Some(what) = d.origin.missing().filter(|_| !d.is_invalid()) {
+                        // The finding is about the collection that is not there: its key path says where.
+                        if let Origin::Missing(m) = &d.origin {
+                            self.absent = m.doc.map(|doc| (doc, m.span, m.below.clone()));
+                        }
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
                     } else if d.is_known_absent() {
                         self.emit(ev, Outcome::NotApplicable, format!("`{}` is absent", domain.text));

@@ -214,7 +214,7 @@ pub fn place_findings(policy: &Policy, trees: &[Tree<'_>], fallback: Fallback<'_
             let Some((n, (entry, _))) = entry else { return (fallback.unread.to_string(), None) };
             (finish(entry, n.binder), (!inner.is_empty()).then(|| finish(inner, "")))
         };
-        let (path, attachment_path) = match f.location.or(f.place.anchor) {
+        let (path, attachment_path) = match f.place.anchor.or(f.location) {
             Some((doc, span)) => place(doc, span, &f.place.below),
             None => (fallback.nowhere.to_string(), None),
         };

@@ -281,8 +281,17 @@ impl Val {
 
     /// A value not there, below the value at `span` by the keys `below`
     /// (see [`Missing`]): known absent or missing evidence, as `why` says.
-    pub fn lacking_below(why: Absence, what: impl Into<Box<str>>, doc: Option<u32>, span: Span, below: Box<str>) -> Val {
-        Val { kind: ValKind::Absent(why), origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span, below })) }
+    pub fn lacking_below(
+        why: Absence,
+        what: impl Into<Box<str>>,
+        doc: Option<u32>,
+        span: Span,
+        below: Box<str>,
+    ) -> Val {
+        Val {
+            kind: ValKind::Absent(why),
+            origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span, below })),
+        }
     }
 
     fn lacking(why: Absence, what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {

@@ -2,10 +2,42 @@
 //! policy whose rules and structural checks each point at one kind of
 //! place, checked over small documents, every listed finding's path asserted.
 
-mod support;
+use grail_engine::db::{AttachedFile, check_deployment, compile_policy};
+use grail_engine::{Database, Deployment, Outcome, PolicySet, SourceText};
 
-use grail_engine::Outcome;
-use support::places;
+/// A listed finding's place: `(rule, outcome, path, attachment_path, related)`.
+type Placed = (String, Outcome, String, Option<String>, Vec<String>);
+
+/// The places of the findings a report lists (every outcome but PASS) of
+/// checking `docs` (path, text) against `policy`, with `attached` files
+/// (index of the document that names it, path as written, text), in report
+/// order. (As `support::check`, with files attached.)
+fn places(policy: &str, docs: &[(&str, &str)], attached: &[(usize, &str, &str)]) -> Vec<Placed> {
+    let db = Database::default();
+    let set = PolicySet::new(&db, vec![SourceText::new(&db, "policy.grail".into(), policy.into(), None)]);
+    let compiled = compile_policy(&db, set);
+    assert!(!compiled.has_errors(), "the policy compiles: {:#?}", compiled.diagnostics);
+    let documents: Vec<SourceText> =
+        docs.iter().map(|(p, t)| SourceText::new(&db, p.to_string(), t.to_string(), None)).collect();
+    let attachments = attached
+        .iter()
+        .map(|(from, path, text)| AttachedFile {
+            from: documents[*from],
+            path: path.to_string(),
+            read: Ok(SourceText::new(&db, path.to_string(), text.to_string(), None)),
+        })
+        .collect();
+    let deployment = Deployment::builder(documents, attachments).new(&db);
+    check_deployment(&db, set, deployment)
+        .findings
+        .iter()
+        .filter(|f| f.outcome != Outcome::Pass)
+        .map(|f| {
+            let p = f.place.paths.as_ref().expect("a listed finding has a path");
+            (f.rule.clone(), f.outcome, p.path.clone(), p.attachment_path.clone(), p.related.clone())
+        })
+        .collect()
+}
 
 const POLICY: &str = r#"
 enum Level { low high }
@@ -100,6 +132,10 @@ fn a_finding_about_the_whole_document_is_at_the_binder() {
     // A rule without `for` or `at` points at the document; so does one that
     // reads a known-absent optional key, at that key.
     assert_eq!(paths(r#"{"name": "nobody"}"#), "team.led: lead\nteam.named: team\n");
+    // A `for` over a collection the document leaves out does not apply: at that key.
+    let found = places(POLICY, &[("team.json", r#"{"name": "a"}"#)], &[]);
+    let step = found.iter().find(|p| p.0 == "step.size").expect("step.size is listed");
+    assert_eq!((step.1, step.2.as_str()), (Outcome::NotApplicable, "levels"));
 }
 
 #[test]
