@@ -106,8 +106,8 @@ pub struct Place {
     /// `location` itself.
     pub below: Box<str>,
     /// Whether entries of a list of records that declare an identity are
-    /// named by it (`roles["b"]`: findings of rules) rather than by position
-    /// (`roles[1]`: structural findings).
+    /// named by it (`slots["b"]`: findings of rules) rather than by position
+    /// (`slots[1]`: structural findings).
     pub by_identity: bool,
     /// The key paths, computed when the findings of a check are finished,
     /// for every finding that is not a PASS.

@@ -4,7 +4,8 @@
 //! position is `[n]`; an entry of a list of records that declare an
 //! `identity` is `["name"]` in a finding of a rule, its position in a
 //! structural finding. The document itself is its kind's binder name
-//! (`binding`); a path inside it does not start with that name.
+//! (`team` for `document Team as team`); a path inside it does not
+//! start with that name.
 //!
 //! The paths are computed once, when the findings of a check are finished
 //! ([`place_findings`]), for the findings a report lists (every outcome but
