@@ -322,6 +322,25 @@ fn write_line(out: &mut String, report: &Report<'_>) -> serde_json::Result<()> {
         out.push_str("\",\"message\":\"");
         push_escaped(out, f.message);
         out.push('"');
+        if let Some(path) = f.path {
+            out.push_str(",\"path\":\"");
+            push_escaped(out, path);
+            out.push('"');
+        }
+        if let Some(inner) = f.attachment_path {
+            out.push_str(",\"attachment_path\":\"");
+            push_escaped(out, inner);
+            out.push('"');
+        }
+        if let Some(related) = f.related {
+            out.push_str(",\"related\":[");
+            for (i, r) in related.iter().enumerate() {
+                out.push_str(if i == 0 { "\"" } else { ",\"" });
+                push_escaped(out, r);
+                out.push('"');
+            }
+            out.push(']');
+        }
         if let Some(file) = f.file {
             out.push_str(",\"file\":\"");
             push_escaped(out, file);
@@ -506,6 +525,13 @@ struct Listed<'a> {
     outcome: &'static str,
     subject: &'a str,
     message: &'a str,
+    /// The key path of where the finding is (see grail_engine::keypath).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attachment_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    related: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -534,6 +560,9 @@ fn report<'a>(policy: &Texts<'a>, docs: &Texts<'a>, findings: &'a [Finding], fil
                 outcome: f.outcome.as_str(),
                 subject: &f.subject,
                 message: &f.message,
+                path: f.place.paths.as_ref().map(|p| p.path.as_str()),
+                attachment_path: f.place.paths.as_ref().and_then(|p| p.attachment_path.as_deref()),
+                related: f.place.paths.as_ref().map(|p| p.related.as_slice()).filter(|r| !r.is_empty()),
                 file: None,
                 line: None,
                 column: None,
@@ -733,12 +762,16 @@ mod tests {
     fn a_report_line_is_the_one_serde_json_writes() {
         let strange = "a \"quoted\" back\\slash\n\t\u{1}\u{1f}\u{7f} é/中";
         let mut findings = Vec::new();
+        let related = [strange.to_string(), "a.b[2]".to_string()];
         for mask in 0..16u32 {
             findings.push(Listed {
                 rule: "rule.name",
                 outcome: "fail",
                 subject: strange,
                 message: if mask % 3 == 0 { "" } else { strange },
+                path: (mask % 5 != 0).then_some("a.\"x.y\"[1]"),
+                attachment_path: (mask % 4 == 1).then_some(strange),
+                related: (mask % 3 == 1).then_some(&related[..mask as usize % 2 + 1]),
                 file: (mask & 1 != 0).then_some("dir/fi\"le.yaml"),
                 line: (mask & 2 != 0).then_some(mask as usize * 37),
                 column: (mask & 4 != 0).then_some(1),

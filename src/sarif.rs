@@ -6,7 +6,9 @@
 //!   the check (src/outcome.rs); an UNKNOWN the caller allowed
 //!   (`--allow-unknown`, or `allow_unknown` in `grail.toml`) is level
 //!   `warning`, and the run's `properties.unknown_allowed` says who allowed
-//!   it (`flag` or `workspace`). Each result has `properties.outcome`. All
+//!   it (`flag` or `workspace`). Each result has `properties.outcome`, and
+//!   `properties.path`, the key path of where it is in the document (with
+//!   `attachment_path` and `related` when the finding has them). All
 //!   keep SARIF's default kind, `fail`: missing evidence is a problem to fix,
 //!   and SARIF allows a level other than `none` only on that kind.
 //! - PASS and NOT APPLICABLE are not results: a code-scanning tool shows
@@ -154,6 +156,15 @@ fn result(
         "message": { "text": text },
         "properties": { "outcome": f.outcome.as_str(), "subject": f.subject },
     });
+    if let Some(paths) = &f.place.paths {
+        r["properties"]["path"] = json!(paths.path);
+        if let Some(inner) = &paths.attachment_path {
+            r["properties"]["attachment_path"] = json!(inner);
+        }
+        if !paths.related.is_empty() {
+            r["properties"]["related"] = json!(paths.related);
+        }
+    }
     if let Some(i) = rule_index {
         r["ruleIndex"] = json!(i);
     }

@@ -57,6 +57,7 @@ pub fn compare(policy: &Policy, new: &Input<'_>, new_index: usize, old: &Input<'
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
     v.findings
@@ -98,6 +99,7 @@ impl Versions<'_> {
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
 

@@ -8,11 +8,12 @@ use std::cell::RefCell;
 use grail_lang::ast::Span;
 
 use crate::conform::{Env, Resolved, conform, select_kind, structural};
-use crate::diagnostic::{Finding, Outcome};
+use crate::diagnostic::{Finding, Outcome, Place};
 use crate::document::{self, Format, Limits, Node, NodeKind, SyntaxError};
 pub use crate::eval::Param;
 use crate::eval::{Roots, evaluate_rule};
 use crate::hir::*;
+use crate::keypath::{Fallback, Tree, place_findings};
 use crate::layers::{Bound, Candidate, DocLayer, Layering, assign, merge};
 use crate::value::Val;
 
@@ -213,6 +214,7 @@ pub fn run_with_params(
                         labels: Vec::new(),
                         bound: Vec::new(),
                         trace: Vec::new(),
+                        place: crate::diagnostic::Place::default(),
                     });
                 }
                 parsed.push((i, p.0, p.1));
@@ -265,6 +267,7 @@ pub fn run_with_params(
                     labels: Vec::new(),
                     bound: Vec::new(),
                     trace: Vec::new(),
+                    place: crate::diagnostic::Place::default(),
                 });
                 if below {
                     refused[l.document as usize].get_or_insert_with(|| {
@@ -386,6 +389,7 @@ pub fn run_with_params(
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: Place::about(&def.binder),
         });
     }
 
@@ -427,6 +431,7 @@ pub fn run_with_params(
                 labels: Vec::new(),
                 bound: Vec::new(),
                 trace: Vec::new(),
+                place: crate::diagnostic::Place::default(),
             });
             continue;
         }
@@ -443,9 +448,46 @@ pub fn run_with_params(
     order.sort_unstable();
     let order: Vec<usize> = order.into_iter().map(|(.., i)| i).collect();
     let mut slots: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
-    let findings: Vec<Finding> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let mut findings: Vec<Finding> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    if findings.iter().any(|f| f.outcome != Outcome::Pass) {
+        place(policy, &parsed, attachments, &mut findings);
+    }
     let now_read = roots.now_read.get();
     Run { findings, single, all, layers: layer_names, now, now_read, given, params: params.to_vec() }
+}
+
+/// Computes the key paths of the findings a report lists, over the trees
+/// of the documents and of the files their `ref` fields name.
+fn place(
+    policy: &Policy,
+    parsed: &[(usize, DocKindId, Cow<'_, Node>)],
+    attachments: &[Attachment<'_>],
+    findings: &mut [Finding],
+) {
+    let mut trees: Vec<Tree<'_>> = parsed
+        .iter()
+        .map(|(i, kind, node)| {
+            let def = &policy.documents[*kind as usize];
+            Tree { doc: *i as u32, root: node, ty: Some(Ty::Record(def.record)), binder: &def.binder, named_by: None }
+        })
+        .collect();
+    let documents = trees.len();
+    for a in attachments {
+        if let Ok((doc, Ok(root))) = &a.read {
+            let from = trees[..documents].iter().find(|t| t.doc as usize == a.from);
+            let ty = from.and_then(|t| crate::keypath::attached_ty(policy, t, a.path));
+            let binder = from.map_or("", |t| t.binder);
+            trees.push(Tree { doc: *doc, root, ty, binder, named_by: Some((a.from as u32, a.path)) });
+        }
+    }
+    // A document that could not be read is named as a document of the kind
+    // an empty one would be (else the policy's first kind); a finding placed
+    // nowhere, as a document of the first kind read.
+    let empty = Node { span: Span::default(), kind: NodeKind::Map(Vec::new()) };
+    let binder = |k: DocKindId| policy.documents.get(k as usize).map_or("document", |d| d.binder.as_str());
+    let unread = binder(select_kind(policy, 0, &empty).unwrap_or(0));
+    let nowhere = parsed.first().map_or(unread, |(_, k, _)| binder(*k));
+    place_findings(policy, &trees, Fallback { unread, nowhere }, findings);
 }
 
 /// A document's kind and tree, or the finding that says why it has none;

@@ -16,7 +16,7 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::document::{Node, NodeKind, SyntaxError};
 use crate::hir::*;
 use crate::suggest::did_you_mean;
-use crate::value::{FileVal, IdKey, Origin, Val, ValKind, same_identifier};
+use crate::value::{Absence, FileVal, IdKey, Origin, Val, ValKind, same_identifier};
 
 /// Which document kind a document is, by the policy's selectors; `Err` is a
 /// finding explaining why it is none.
@@ -114,6 +114,7 @@ pub(crate) fn structural(check: Option<&CheckDef>, subject: &str, message: Strin
         labels: Vec::new(),
         bound: Vec::new(),
         trace: Vec::new(),
+        place: crate::diagnostic::Place::default(),
     }
 }
 
@@ -140,6 +141,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         forbids: forbids(policy),
         walked: HashSet::new(),
         attached: HashMap::new(),
+        synthesized: String::new(),
     };
     cx.forbidden(root, &mut Vec::new());
     let value = cx.value(root, &Ty::Record(def.record), None, "");
@@ -193,6 +195,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
                         labels: vec![],
                         bound: vec![],
                         trace: Vec::new(),
+                        place: crate::diagnostic::Place::about(&def.binder),
                     });
                 }
                 let mut passed: Vec<(&String, &Option<Span>)> =
@@ -249,6 +252,7 @@ fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> F
         labels: vec![],
         bound: vec![],
         trace: Vec::new(),
+        place: crate::diagnostic::Place::default(),
     }
 }
 
@@ -276,6 +280,10 @@ struct Cx<'a, 'r> {
     /// Attached files already read, by file, type and enclosing keys: a file
     /// named by many fields is conformed once (and its findings reported once).
     attached: HashMap<AttachedKey, Val>,
+    /// The keys of the left-out values being read as empty, outermost
+    /// first, as a key path suffix: they have no node of their own, so what
+    /// is missing inside them is placed below the node that lacks them.
+    synthesized: String,
 }
 
 /// An attached file as it is conformed: the file, the type it is read as,
@@ -409,6 +417,7 @@ impl Cx<'_, '_> {
                             labels: vec![],
                             bound: vec![],
                             trace: Vec::new(),
+                            place: crate::diagnostic::Place::default(),
                         });
                     }
                     self.forbidden(&e.value, path);
@@ -637,7 +646,8 @@ impl Cx<'_, '_> {
             for v in 0..count {
                 if !out.iter().any(|(k, _)| matches!(k.kind, ValKind::Enum(_, x) if x == v)) {
                     self.keys.push((*en, v));
-                    let val = self.default(default, &join(path, self.policy.variant_name(*en, v)), span);
+                    let name = self.policy.variant_name(*en, v);
+                    let val = self.default(default, &join(path, name), span, self.below(name));
                     self.keys.pop();
                     out.push((Val::new(ValKind::Enum(*en, v), val.origin.clone()), val));
                 }
@@ -765,22 +775,27 @@ impl Cx<'_, '_> {
                 Some(v) => v,
                 None => {
                     let here = join(path, &field.name);
+                    let below = self.below(&field.name);
                     match &field.default {
                         Some(DefaultDef::Empty(loc)) => {
                             // Read as if the document had written it empty, so that its own defaults apply.
                             let empty = Node { span, kind: NodeKind::Map(Vec::new()) };
+                            let outer = std::mem::replace(&mut self.synthesized, below.into());
                             let mut v = self.value(&empty, &field.ty, Some(field), &here);
+                            self.synthesized = outer;
                             v.origin = Origin::policy(*loc);
                             v
                         }
-                        Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span),
+                        Some(d) if !matches!(field.ty, Ty::Map(..)) => self.default(d, &here, span, below),
                         Some(_) => {
                             // A map left out entirely: every key takes its default.
+                            let outer = std::mem::replace(&mut self.synthesized, below.to_string());
                             let mut m = match &field.ty {
                                 Ty::Map(k, vt) => self.map(k, vt, &[], Some(field), span, &here),
                                 _ => Val::unknown(),
                             };
-                            m.origin = Val::missing(here, Some(self.doc), span).origin;
+                            self.synthesized = outer;
+                            m.origin = Val::lacking_below(Absence::Unknown, here, Some(self.doc), span, below).origin;
                             m
                         }
                         None => {
@@ -800,11 +815,14 @@ impl Cx<'_, '_> {
                                     },
                                     span,
                                 );
+                                if let Some(f) = self.findings.last_mut() {
+                                    f.place.below = below.clone();
+                                }
                                 // Required and left out: missing evidence.
-                                Val::missing(here, Some(self.doc), span)
+                                Val::lacking_below(Absence::Unknown, here, Some(self.doc), span, below)
                             } else {
                                 // Optional without a default: a decided absence.
-                                Val::absent(here, Some(self.doc), span)
+                                Val::lacking_below(Absence::Known, here, Some(self.doc), span, below)
                             }
                         }
                     }
@@ -875,14 +893,24 @@ impl Cx<'_, '_> {
         m.cells.get(*v as usize)?.get(column).cloned()
     }
 
-    fn default(&self, d: &DefaultDef, path: &str, span: Span) -> Val {
+    /// The value of a key left out: its default `d`. `below` is the key, as
+    /// [`Cx::below`] writes it.
+    fn default(&self, d: &DefaultDef, path: &str, span: Span, below: Box<str>) -> Val {
+        let missing = || Val::lacking_below(Absence::Unknown, path, Some(self.doc), span, below.clone());
         match d {
             DefaultDef::Value(v) => v.clone(),
-            DefaultDef::Empty(_) => Val::missing(path, Some(self.doc), span),
-            DefaultDef::Column { matrix, column, .. } => {
-                self.cell(*matrix, *column).unwrap_or_else(|| Val::missing(path, Some(self.doc), span))
-            }
+            DefaultDef::Empty(_) => missing(),
+            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or_else(missing),
         }
+    }
+
+    /// The keys from the node at hand to `key` below it, as a key path
+    /// suffix: `key` alone, or below the keys of a left-out value being
+    /// read as empty (which has no node of its own).
+    fn below(&self, key: &str) -> Box<str> {
+        let mut out = self.synthesized.clone();
+        crate::keypath::push_key(&mut out, key);
+        out.into()
     }
 
     /// Checks a value the document set against the field's tighten-only bounds.
@@ -922,6 +950,7 @@ impl Cx<'_, '_> {
                 policy: Some(b.loc),
                 labels: vec![],
                 trace: Vec::new(),
+                place: crate::diagnostic::Place::default(),
             });
         }
     }

@@ -87,6 +87,52 @@ pub struct Finding {
     pub bound: Vec<(u32, Span)>,
     /// How the outcome was derived, clause by clause (only when explaining).
     pub trace: Vec<Step>,
+    /// Where the finding is in its document's keys (see [`crate::keypath`]).
+    pub place: Place,
+}
+
+/// What places a finding in its document's keys, and the key paths once
+/// they are computed (see [`crate::keypath`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// Where the key path starts when it is not at `location`: the map
+    /// that would hold an entry the policy's defaults fill (a finding with
+    /// no location), the nearest node above a collection a `for` found
+    /// absent (a finding located at what the rule judged).
+    pub anchor: Option<(u32, Span)>,
+    /// Keys below `location` that the finding is about and the document
+    /// does not hold, as a path suffix (`.name`, `[3]`): a required key left
+    /// out, an absent value a rule points at. Empty when the finding is at
+    /// `location` itself.
+    pub below: Box<str>,
+    /// Whether entries of a list of records that declare an identity are
+    /// named by it (`slots["b"]`: findings of rules) rather than by position
+    /// (`slots[1]`: structural findings).
+    pub by_identity: bool,
+    /// The key paths, computed when the findings of a check are finished,
+    /// for every finding that is not a PASS.
+    pub paths: Option<Box<KeyPaths>>,
+}
+
+impl Place {
+    /// The place of a finding about a whole document of the kind whose
+    /// binder is `binder`, placed nowhere in it.
+    pub fn about(binder: &str) -> Place {
+        let paths = KeyPaths { path: binder.to_string(), attachment_path: None, related: Vec::new() };
+        Place { paths: Some(Box::new(paths)), ..Place::default() }
+    }
+}
+
+/// The key paths of a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyPaths {
+    /// Where the finding is: in the document, or, for a finding inside a
+    /// file a `ref` field names, the entry that names the file.
+    pub path: String,
+    /// For a finding inside an attached file: where in that file.
+    pub attachment_path: Option<String>,
+    /// The paths of the finding's further locations (its labels), in order.
+    pub related: Vec<String>,
 }
 
 /// One clause of a rule on the way to a finding.

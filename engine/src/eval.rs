@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use grail_lang::ast::Span;
 
-use crate::diagnostic::{Finding, Outcome, Provenance, Read, Step};
+use crate::diagnostic::{Finding, KeyPaths, Outcome, Provenance, Read, Step};
 use crate::hir::*;
 use crate::value::{Absence, FileVal, IdKey, Origin, Truth, Val, ValKind};
 
@@ -119,7 +119,10 @@ pub fn evaluate_rule_within(
             out,
             subject: Vec::new(),
             bound: Vec::new(),
+            anchors: Vec::new(),
+            absent: None,
             default_subject: name,
+            binder,
             root_span,
             steps: Vec::new(),
         };
@@ -142,6 +145,7 @@ pub fn evaluate_rule_within(
                 labels: Vec::new(),
                 bound: Vec::new(),
                 trace: Vec::new(),
+                place: crate::diagnostic::Place::default(),
             });
             break;
         }
@@ -158,12 +162,28 @@ pub fn finding_location(
     bound: &[Option<(u32, Span)>],
     root: Option<(u32, Span)>,
 ) -> Option<(u32, Span)> {
-    let at = rule.at.as_ref().and_then(|at| ev.eval(at).origin.document_span());
-    match bound.last() {
-        _ if at.is_some() => at,
-        Some(last) => *last,
-        None => root,
+    finding_place(ev, rule, bound, root).0
+}
+
+/// [`finding_location`], and the keys below it that the finding is about
+/// when its `at` is absent (see [`crate::diagnostic::Place::below`]).
+pub fn finding_place(
+    ev: &mut Evaluator<'_>,
+    rule: &RuleDef,
+    bound: &[Option<(u32, Span)>],
+    root: Option<(u32, Span)>,
+) -> (Option<(u32, Span)>, Box<str>) {
+    if let Some(at) = &rule.at {
+        let v = ev.eval(at);
+        if let Some(location) = v.origin.document_span() {
+            let below = match &v.origin {
+                Origin::Missing(m) => m.below.clone(),
+                _ => Box::default(),
+            };
+            return (Some(location), below);
+        }
     }
+    (bound.last().copied().unwrap_or(root), Box::default())
 }
 
 struct Walk<'r, 'o> {
@@ -173,7 +193,16 @@ struct Walk<'r, 'o> {
     subject: Vec<String>,
     /// Where each value bound by a `for` is, outermost first (`None`: not in a document).
     bound: Vec<Option<(u32, Span)>>,
+    /// Beside `bound`, for an entry of a map that the document does not
+    /// hold (a key the policy's defaults fill): the map's place and the
+    /// keys below it, which place the finding's key path.
+    anchors: Vec<Option<(u32, Span, Box<str>)>>,
+    /// For the finding about to be emitted, when it is about a collection
+    /// the document leaves out: where that collection would be.
+    absent: Option<(u32, Span, Box<str>)>,
     default_subject: &'r str,
+    /// The judged kind's binder: the path of a finding placed nowhere in a document.
+    binder: &'r str,
     /// The judged document, where a rule without `for` points.
     root_span: Option<(u32, Span)>,
     /// The clauses passed on the way here (only when tracing).
@@ -191,7 +220,18 @@ impl Walk<'_, '_> {
         if !ev.spend(16) {
             return;
         }
-        let location = finding_location(ev, self.rule, &self.bound, self.root_span);
+        let (location, mut below) = finding_place(ev, self.rule, &self.bound, self.root_span);
+        let mut anchor = None;
+        if let Some((doc, span, keys)) = self.absent.take() {
+            (anchor, below) = (Some((doc, span)), keys);
+        } else if location.is_none()
+            && let Some(Some((doc, span, keys))) = self.anchors.last()
+        {
+            (anchor, below) = (Some((*doc, *span)), keys.clone());
+        }
+        // Placed nowhere in a document (its subject is the policy's defaults): about the document.
+        let paths = (location.is_none() && anchor.is_none() && outcome != Outcome::Pass)
+            .then(|| Box::new(KeyPaths { path: self.binder.to_string(), attachment_path: None, related: Vec::new() }));
         self.out.push(Finding {
             rule: self.rule.id.clone(),
             outcome,
@@ -203,6 +243,7 @@ impl Walk<'_, '_> {
             // The judged document is bound too: `holds` asked of a whole document sees every finding in it.
             bound: self.root_span.into_iter().chain(self.bound.iter().flatten().copied()).collect(),
             trace: self.steps.clone(),
+            place: crate::diagnostic::Place { anchor, below, by_identity: true, paths },
         });
     }
 
@@ -237,6 +278,10 @@ impl Walk<'_, '_> {
                 let Some(elements) = ev.elements(&d, pattern) else {
                     // Absent or missing is not applicable; present but unreadable is missing evidence.
                     if let Some(what) = d.origin.missing().filter(|_| !d.is_invalid()) {
+                        // The finding is about the collection that is not there: its key path says where.
+                        if let Origin::Missing(m) = &d.origin {
+                            self.absent = m.doc.map(|doc| (doc, m.span, m.below.clone()));
+                        }
                         self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
                     } else if d.is_known_absent() {
                         self.emit(ev, Outcome::NotApplicable, format!("`{}` is absent", domain.text));
@@ -310,7 +355,12 @@ impl Walk<'_, '_> {
                     }
                     segment.push_str(close);
                     self.subject.push(segment);
-                    self.bound.push(values.last().and_then(|v| v.origin.document_span()));
+                    let at = values.last().and_then(|v| v.origin.document_span());
+                    self.anchors.push(match (at, pattern) {
+                        (None, PatternDef::Entry(..)) => anchor(&d, &values[0], ev.policy),
+                        _ => None,
+                    });
+                    self.bound.push(at);
                     let traced = self.step(ev, |ev| {
                         let shown: Vec<String> = names
                             .iter()
@@ -325,6 +375,7 @@ impl Walk<'_, '_> {
                         self.steps.pop();
                     }
                     self.bound.pop();
+                    self.anchors.pop();
                 }
                 self.subject.truncate(depth);
                 if !any {
@@ -940,12 +991,12 @@ impl<'a> Evaluator<'a> {
                 let l = self.eval(list);
                 let i = self.eval(index);
                 match (&l.kind, &i.kind) {
-                    (V::List(items), V::Int(i)) => usize::try_from(*i)
+                    (V::List(items), V::Int(n)) => usize::try_from(*n)
                         .ok()
-                        .and_then(|i| items.get(i).cloned())
-                        .unwrap_or_else(|| absent_below(&l, &e.text)),
+                        .and_then(|n| items.get(n).cloned())
+                        .unwrap_or_else(|| absent_below(&l, &e.text, format!("[{n}]"))),
                     // An index past 64 bits is past the end of every list.
-                    (V::List(_), V::BigInt(_)) => absent_below(&l, &e.text),
+                    (V::List(_), V::BigInt(n)) => absent_below(&l, &e.text, format!("[{n}]")),
                     _ if l.is_unknown() => l,
                     _ if i.is_absent() => i,
                     _ if l.is_absent() => l,
@@ -993,7 +1044,15 @@ impl<'a> Evaluator<'a> {
                         .iter()
                         .find(|(ek, _)| ek.same(&k) == Some(true))
                         .map(|(_, v)| v.clone())
-                        .unwrap_or_else(|| absent_below(&b, &e.text)),
+                        .unwrap_or_else(|| {
+                            let mut key = String::new();
+                            match &k.kind {
+                                V::Str(s) | V::Id(s) => crate::keypath::push_key(&mut key, s),
+                                V::Enum(en, x) => crate::keypath::push_key(&mut key, self.policy.variant_name(*en, *x)),
+                                _ => {}
+                            }
+                            absent_below(&b, &e.text, key)
+                        }),
                     _ if b.is_absent() => b,
                     _ => Val::unknown(),
                 }
@@ -1495,12 +1554,36 @@ fn member<'v>(v: &Val, items: impl Iterator<Item = &'v Val>) -> Val {
 /// invalid parent it is absent, unknown or invalid in the same way; below a
 /// present parent (a map without the entry, a list without the index) it is
 /// decidedly absent, located at the parent.
-fn absent_below(parent: &Val, what: &str) -> Val {
+/// Where the entry of `map` under `key` would be, for an entry the document
+/// does not hold: the nearest node of the map that is there, and the keys
+/// below it.
+fn anchor(map: &Val, key: &Val, policy: &Policy) -> Option<(u32, Span, Box<str>)> {
+    let (doc, span, mut below) = match &map.origin {
+        Origin::Document { doc, span } => (*doc, *span, String::new()),
+        Origin::Missing(m) => (m.doc?, m.span, m.below.to_string()),
+        _ => return None,
+    };
+    match &key.kind {
+        ValKind::Str(s) | ValKind::Id(s) => crate::keypath::push_key(&mut below, s),
+        ValKind::Enum(e, x) => crate::keypath::push_key(&mut below, policy.variant_name(*e, *x)),
+        _ => return None,
+    }
+    Some((doc, span, below.into()))
+}
+
+/// `below` is the missing entry's key or index, as a key path suffix.
+fn absent_below(parent: &Val, what: &str, below: String) -> Val {
     if parent.is_absent() {
         return parent.clone();
     }
-    let (doc, span) = parent.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
-    Val::absent(what, doc, span)
+    match &parent.origin {
+        Origin::Document { doc, span } => Val::lacking_below(Absence::Known, what, Some(*doc), *span, below.into()),
+        // A collection the document leaves out, filled by the policy's defaults.
+        Origin::Missing(m) if m.doc.is_some() => {
+            Val::lacking_below(Absence::Known, what, m.doc, m.span, format!("{}{below}", m.below).into())
+        }
+        _ => Val::absent(what, None, Span::default()),
+    }
 }
 
 /// What is read through a value that is no collection: as absent, unknown

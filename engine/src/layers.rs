@@ -120,6 +120,7 @@ pub fn assign(
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     };
     let kind = &l.policy.documents[l.layers.document as usize].name;
@@ -224,6 +225,7 @@ pub fn assign(
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
     findings.extend(claims(l, candidates, &out));
@@ -275,6 +277,7 @@ fn claims(l: &Layering<'_>, candidates: &[Candidate<'_>], layers: &[Option<(usiz
                 labels: Vec::new(),
                 bound: Vec::new(),
                 trace: Vec::new(),
+                place: crate::diagnostic::Place::default(),
             });
         }
     }
@@ -289,6 +292,7 @@ fn claims(l: &Layering<'_>, candidates: &[Candidate<'_>], layers: &[Option<(usiz
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
     out
@@ -387,6 +391,7 @@ impl Merger<'_, '_> {
             labels: Vec::new(),
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
 
@@ -407,6 +412,7 @@ impl Merger<'_, '_> {
             labels,
             bound: Vec::new(),
             trace: Vec::new(),
+            place: crate::diagnostic::Place::default(),
         });
     }
 

@@ -18,6 +18,7 @@ pub mod explain;
 pub mod hir;
 pub mod ide;
 pub mod int;
+pub mod keypath;
 pub mod layers;
 pub mod line_index;
 pub mod lower;

@@ -24,12 +24,16 @@ pub enum Origin {
 }
 
 /// What is missing, and where: `what` names the missing thing; `doc`/`span`
-/// point at the nearest thing that is there (the mapping that lacks the key).
+/// point at the nearest thing that is there (the mapping that lacks the
+/// key), and `below` holds the keys below it that are not there, as a key
+/// path suffix (`.name`, `[3]`; see [`crate::keypath`]): empty when the
+/// value at `span` is there but cannot be read as what was asked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Missing {
     pub what: Box<str>,
     pub doc: Option<u32>,
     pub span: Span,
+    pub below: Box<str>,
 }
 
 impl Origin {
@@ -275,8 +279,23 @@ impl Val {
         Val::lacking(Absence::Known, what, doc, span)
     }
 
+    /// A value not there, below the value at `span` by the keys `below`
+    /// (see [`Missing`]): known absent or missing evidence, as `why` says.
+    pub fn lacking_below(
+        why: Absence,
+        what: impl Into<Box<str>>,
+        doc: Option<u32>,
+        span: Span,
+        below: Box<str>,
+    ) -> Val {
+        Val {
+            kind: ValKind::Absent(why),
+            origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span, below })),
+        }
+    }
+
     fn lacking(why: Absence, what: impl Into<Box<str>>, doc: Option<u32>, span: Span) -> Val {
-        Val { kind: ValKind::Absent(why), origin: Origin::Missing(Arc::new(Missing { what: what.into(), doc, span })) }
+        Val::lacking_below(why, what, doc, span, Box::default())
     }
 
     /// An invalid value of a document, located where the document holds it.
