@@ -247,6 +247,10 @@ struct Compared {
     pathless: BTreeSet<String>,
     /// The fixture is checked in evaluation mode (`--evidence`).
     evaluation: bool,
+    /// Upstream finding lines the message map of docs/upstream.md does not
+    /// hold to grail's findings: no row matches, or grail reports the path
+    /// with none of the row's rules.
+    unmapped: Vec<String>,
 }
 
 impl Compared {
@@ -317,17 +321,36 @@ fn compare(f: &Fixture) -> Compared {
     }
     let mut ours = BTreeSet::new();
     let mut pathless = BTreeSet::new();
+    let mut rules_at: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for finding in report["findings"].as_array().into_iter().flatten() {
         if !matches!(finding["outcome"].as_str(), Some("fail" | "unknown")) {
             continue;
         }
         match finding["path"].as_str() {
             Some(p) => {
-                ours.insert(canonical(p).map_or_else(|| p.to_string(), |(p, _)| p));
+                let p = canonical(p).map_or_else(|| p.to_string(), |(p, _)| p);
+                rules_at.entry(p.clone()).or_default().insert(finding["rule"].as_str().unwrap_or("").to_string());
+                ours.insert(p);
             }
             None => {
                 pathless.insert(finding["rule"].as_str().unwrap_or("").to_string());
                 ours.insert("(no path)".to_string());
+            }
+        }
+    }
+    let mut unmapped = Vec::new();
+    for line in &f.stderr {
+        let Some(finding) = line.strip_prefix("- ") else { continue };
+        let path = key_in_prose(finding);
+        let path = canonical(&path).map_or(path, |(p, _)| p);
+        match message_rules(finding) {
+            None => unmapped.push(format!("no row of the message map matches `{finding}`")),
+            Some(rules) => {
+                if let Some(ours) = rules_at.get(&path)
+                    && !ours.iter().any(|r| rules.contains(r))
+                {
+                    unmapped.push(format!("at `{path}` grail reports {ours:?}, the map says {rules:?}: `{finding}`"));
+                }
             }
         }
     }
@@ -351,6 +374,62 @@ fn compare(f: &Fixture) -> Compared {
         verdicts_agree,
         pathless,
         evaluation: f.args.iter().any(|a| a == "--evidence"),
+        unmapped,
+    }
+}
+
+/// The message map of docs/upstream.md: the text a message holds, and the
+/// rules that report it.
+fn message_map() -> &'static [(String, Vec<String>)] {
+    static MAP: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/upstream.md"))
+            .expect("docs/upstream.md");
+        let section = doc.split("## Finding messages and the rules that report them").nth(1).expect("the section");
+        let section = section.split("\n## ").next().unwrap_or("");
+        let ticked = |cell: &str| -> Vec<String> {
+            cell.split('`').skip(1).step_by(2).map(str::to_string).collect()
+        };
+        section
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split(" | ").collect();
+                let text = ticked(cells[0]).into_iter().next().unwrap_or_default();
+                (text, ticked(cells.get(1).copied().unwrap_or("")))
+            })
+            .collect()
+    })
+}
+
+/// The rules the message map names for an upstream finding line: the row
+/// with the longest text the line holds.
+fn message_rules(finding: &str) -> Option<&'static [String]> {
+    message_map()
+        .iter()
+        .filter(|(text, _)| finding.contains(text.as_str()))
+        .max_by_key(|(text, _)| text.len())
+        .map(|(_, rules)| rules.as_slice())
+}
+
+#[test]
+fn the_message_map_names_rules_of_the_library() {
+    let library: String = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/guardrails"))
+        .expect("the library")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "grail"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    let map = message_map();
+    assert!(map.len() > 40, "the message map has {} rows", map.len());
+    for (text, rules) in map {
+        assert!(!rules.is_empty(), "the row `{text}` names no rule");
+        for r in rules {
+            assert!(
+                library.contains(&format!("rule {r}\n")) || library.contains(&format!("rule {r}")),
+                "the row `{text}` names `{r}`, which no rule of the library is"
+            );
+        }
     }
 }
 
@@ -533,6 +612,10 @@ fn grail_agrees_with_upstream_as_listed() {
         if !results.iter().any(|c| c.name == *name) {
             wrong.push(format!("{name} is listed in agreement.toml but is no fixture of the oracle"));
         }
+    }
+    // The message map of docs/upstream.md holds for every finding line.
+    for c in &results {
+        wrong.extend(c.unmapped.iter().map(|u| format!("{}: {u}", c.name)));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
