@@ -108,7 +108,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
         &args.files,
         &args.layers,
         &args.binding,
-        &args.attach,
+        crate::documents::GivenFiles { attach: &args.attach, evidence: args.evidence.as_deref() },
         clock.nanos,
     )?;
     let report = check_deployment(&db, set, deployment);

@@ -31,6 +31,10 @@ struct Group {
     /// Who accepted UNKNOWN outcomes: `--allow-unknown`, or the deployment's
     /// `allow_unknown` in the workspace file.
     allowed: Option<AllowedBy>,
+    /// The file given as `evidence` (`--evidence`, or the deployment's
+    /// `evidence` in the workspace file), and which of the two gave it.
+    evidence: Option<camino::Utf8PathBuf>,
+    evidence_flag: &'static str,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -56,7 +60,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     }
     // The stream takes files only (and no `--attach`): standard input, folders
     // and attached files go through the database.
-    let streamable = args.attach.is_empty() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    let streamable = args.attach.is_empty() && args.evidence.is_none() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         let shipped = policy::shipped_files(&db, set, &args.policy);
         return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock);
@@ -75,11 +79,22 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                 bindings: Vec::new(),
                 bases: Vec::new(),
                 allowed: AllowedBy::of(args.allow_unknown, false),
+                evidence: args.evidence.clone(),
+                evidence_flag: "--evidence",
             })
             .collect()
     } else {
         let allowed = AllowedBy::of(args.allow_unknown, false);
-        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases, allowed }]
+        vec![Group {
+            name: None,
+            documents: docs,
+            context,
+            bindings: named.bindings,
+            bases,
+            allowed,
+            evidence: args.evidence.clone(),
+            evidence_flag: "--evidence",
+        }]
     };
     let shipped = policy::shipped_files(&db, set, &args.policy);
     report(args, &db, set, groups, &shipped, &clock)
@@ -193,6 +208,13 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             bindings,
             bases: Vec::new(),
             allowed: AllowedBy::of(args.allow_unknown, d.allow_unknown),
+            // The flag wins over the file, as `--allow-unknown` does.
+            evidence: match (&args.evidence, &d.evidence) {
+                (Some(flag), _) => Some(flag.clone()),
+                (None, Some(p)) => Some(camino::Utf8PathBuf::from(shown(&ws.resolve(p)))),
+                (None, None) => None,
+            },
+            evidence_flag: if args.evidence.is_some() { "--evidence" } else { "evidence =" },
         });
     }
     report(args, &db, set, groups, &shipped, &clock)
@@ -229,10 +251,22 @@ fn report(
         documents.extend(group.context.iter().copied());
         let attachments = attachments_within(db, set, &documents, args.max_total_size);
         let given = crate::documents::given(db, &args.attach, args.max_document_size)?;
+        let evidence = match &group.evidence {
+            Some(path) => vec![crate::documents::given_under(
+                db,
+                set,
+                group.evidence_flag,
+                crate::documents::EVIDENCE,
+                path,
+                args.max_document_size,
+            )?],
+            None => Vec::new(),
+        };
         let deployment = Deployment::builder(documents, attachments)
             .bindings(group.bindings.clone())
             .now(Some(clock.nanos))
             .given(given)
+            .named(evidence)
             .bases(group.bases.clone())
             .new(db);
         crate::tables::refuse_crowded(db, set, deployment)?;
@@ -271,6 +305,10 @@ fn report(
                     allowed,
                     deployment: group.name.as_deref().filter(|_| one_line_each),
                     file: first.filter(|_| one_line_each && group.name.is_none()),
+                    verdicts: Some(grail_engine::table::verdicts(grail_engine::db::table_deployment(
+                        db, set, deployment,
+                    )))
+                    .filter(|v| !v.is_empty()),
                 };
                 let (policy, docs) = (render::Texts::policy(db, set), render::Texts::sources(db, &report.documents));
                 render::json_text(&policy, &docs, &report.findings, added, !one_line_each)
@@ -425,6 +463,10 @@ fn check_one(
         })
         .collect();
     let run = grail_engine::check::run(policy, &inputs, &attached, &[], false, Some(clock.nanos));
+    let verdicts = match args.format {
+        Format::Json => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
+        _ => Vec::new(),
+    };
     let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
@@ -441,6 +483,7 @@ fn check_one(
                 allowed: AllowedBy::of(args.allow_unknown, false),
                 deployment: None,
                 file: Some(&source.path),
+                verdicts: Some(verdicts).filter(|v| !v.is_empty()),
             };
             render::json_text(policy_texts, &docs, &findings, added, false)
         }

@@ -40,7 +40,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 &args.files,
                 &args.layers,
                 &args.binding,
-                &args.attach,
+                crate::documents::GivenFiles { attach: &args.attach, evidence: args.evidence.as_deref() },
                 clock.nanos,
             )?;
             let report = check_deployment(&db, set, deployment);

@@ -34,7 +34,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         &args.files,
         &args.layers,
         &args.binding,
-        &args.attach,
+        crate::documents::GivenFiles { attach: &args.attach, evidence: args.evidence.as_deref() },
         clock.nanos,
     )?;
     let explained = explain_deployment(&db, set, deployment);
@@ -85,6 +85,10 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
             let mut json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
             if !tables.is_empty() {
                 json["tables"] = crate::tables::json(&db, &explained.documents, tables);
+                let verdicts = grail_engine::table::verdicts(tables);
+                if !verdicts.is_empty() {
+                    json["verdicts"] = serde_json::json!(verdicts);
+                }
             }
             if reads_now {
                 json["now"] = clock.json();

@@ -12,6 +12,7 @@
 //! histories = ["org/history/step-002.yaml"]
 //! documents = []
 //! allow_unknown = false   # true: its UNKNOWN outcomes do not fail the check
+//! evidence = "org/promotion-evidence.json"   # given as `evidence`, as `--evidence` gives it
 //! ```
 //!
 //! Layer names are not checked here: the policy declares its layers, and the
@@ -62,6 +63,9 @@ pub struct DeploymentSpec {
     /// `allow_unknown = true`: the deployment's UNKNOWN outcomes do not fail
     /// the check, as `grail check --allow-unknown` (the report says the file allowed them).
     pub allow_unknown: bool,
+    /// `evidence = "FILE"`: the file given to the deployment under the name
+    /// `evidence`, as `grail check --evidence FILE` gives it.
+    pub evidence: Option<Located>,
 }
 
 impl DeploymentSpec {
@@ -107,6 +111,7 @@ struct RawDeployment {
     documents: Vec<Spanned<String>>,
     #[serde(default)]
     allow_unknown: bool,
+    evidence: Option<Spanned<String>>,
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -121,7 +126,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         span: e.span().map(|r| Span::new(r.start, r.end)),
         help: Some(
             "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
-             `layers`, `items`, `histories`, `documents` and `allow_unknown`"
+             `layers`, `items`, `histories`, `documents`, `allow_unknown` and `evidence`"
                 .into(),
         ),
     })?;
@@ -157,6 +162,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
             histories: d.histories.into_iter().map(located).collect(),
             documents: d.documents.into_iter().map(located).collect(),
             allow_unknown: d.allow_unknown,
+            evidence: d.evidence.map(located),
         })
         .collect::<Vec<_>>();
     for d in &deployments {
