@@ -60,7 +60,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     }
     // The stream takes files only (and no `--attach`): standard input, folders
     // and attached files go through the database.
-    let streamable = args.attach.is_empty() && args.evidence.is_none() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    let streamable = args.attach.is_empty()
+        && args.evidence.is_none()
+        && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         let shipped = policy::shipped_files(&db, set, &args.policy);
         return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock);

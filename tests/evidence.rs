@@ -3,6 +3,7 @@
 //! evidence: the effective state of each promotable cell is a verdict line of
 //! the report, and never changes the exit status.
 
+#[allow(dead_code, reason = "this test binary uses `run_in` only")]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -54,8 +55,12 @@ fn a_reverted_c2_merge_lowers_c2_and_c3_as_upstream_says() {
     assert_eq!(
         lines,
         vec![
-            format!("C2-auto-merge: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (reverted-merge at 2026-07-10T12:00:00Z) WITHOUT modifying the binding; {ROUTE}"),
-            format!("C3-auto-merge: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (C2-auto-merge (prerequisite cell) reverted-merge at 2026-07-10T12:00:00Z) WITHOUT modifying the binding; {ROUTE}"),
+            format!(
+                "C2-auto-merge: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (reverted-merge at 2026-07-10T12:00:00Z) WITHOUT modifying the binding; {ROUTE}"
+            ),
+            format!(
+                "C3-auto-merge: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (C2-auto-merge (prerequisite cell) reverted-merge at 2026-07-10T12:00:00Z) WITHOUT modifying the binding; {ROUTE}"
+            ),
             "C3-ai-review-blocking: bound promoted -> effective promoted".to_string(),
         ]
     );
@@ -85,14 +90,22 @@ fn an_event_that_cannot_be_placed_in_an_epoch_counts_against_the_cell() {
     let events = r#"[{"cell": "C3-ai-review-blocking", "event": "gate-failure", "at": "2026-07-02 00:00:00"}]"#;
     let dir = folder("unplaceable", &[("events.json", events)]);
     let (_, lines) = verdicts(&dir, &["--evidence", "events.json"]);
-    assert_eq!(lines[2], format!("C3-ai-review-blocking: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (gate-failure with non-ISO or unparsable at \"2026-07-02 00:00:00\" — cannot be assigned to an epoch, treated as contrary (fail-closed)) WITHOUT modifying the binding; {ROUTE}"));
+    assert_eq!(
+        lines[2],
+        format!(
+            "C3-ai-review-blocking: bound promoted -> effective unpromoted — ceiling lowered by contrary evidence (gate-failure with non-ISO or unparsable at \"2026-07-02 00:00:00\" — cannot be assigned to an epoch, treated as contrary (fail-closed)) WITHOUT modifying the binding; {ROUTE}"
+        )
+    );
 }
 
 /// Evidence that cannot be read, is not JSON, or is not an array: every cell
 /// falls to unpromoted, the first line says why, and the exit status stays.
 #[test]
 fn unavailable_evidence_lowers_every_cell_fail_closed() {
-    let dir = folder("unavailable", &[("not-json.json", "reverted-merge, C2"), ("object.json", r#"{"cell": "C2-auto-merge"}"#)]);
+    let dir = folder(
+        "unavailable",
+        &[("not-json.json", "reverted-merge, C2"), ("object.json", r#"{"cell": "C2-auto-merge"}"#)],
+    );
     let (bare, _) = verdicts(&dir, &[]);
     let reasons = [
         ("missing.json", "cannot be read: no such file or directory (os error 2)"),
@@ -104,9 +117,16 @@ fn unavailable_evidence_lowers_every_cell_fail_closed() {
         assert_eq!(code, bare, "unavailable evidence never changes the exit status ({file})");
         assert_eq!(lines.len(), 4, "{lines:?}");
         assert!(lines[0].starts_with(&format!("evidence source {file} unavailable ({reason}")), "{}", lines[0]);
-        assert!(lines[0].ends_with(") — fail-closed: every cell resolves to effective state unpromoted"), "{}", lines[0]);
+        assert!(
+            lines[0].ends_with(") — fail-closed: every cell resolves to effective state unpromoted"),
+            "{}",
+            lines[0]
+        );
         for (line, cell) in lines[1..].iter().zip(["C2-auto-merge", "C3-auto-merge", "C3-ai-review-blocking"]) {
-            assert_eq!(*line, format!("{cell}: bound promoted -> effective unpromoted (evidence unavailable, fail-closed)"));
+            assert_eq!(
+                *line,
+                format!("{cell}: bound promoted -> effective unpromoted (evidence unavailable, fail-closed)")
+            );
         }
     }
 }
@@ -115,14 +135,31 @@ fn unavailable_evidence_lowers_every_cell_fail_closed() {
 fn the_table_and_explain_show_the_verdicts() {
     let args = ["--evidence", "evidence-c2-revert-cascades-c3.json", "promoted-c2c3.json"];
     let table = run_in(&fixtures(), &[&["check", "--format", "table"][..], &args].concat());
-    assert!(table.stdout.contains("  - C3-ai-review-blocking: bound promoted -> effective promoted\n"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("  - C3-ai-review-blocking: bound promoted -> effective promoted\n"),
+        "{}",
+        table.stdout
+    );
     let explain = run_in(&fixtures(), &[&["explain"][..], &args].concat());
-    assert!(explain.stdout.contains("    verdict: C3-ai-review-blocking: bound promoted -> effective promoted\n"), "{}", explain.stdout);
+    assert!(
+        explain.stdout.contains("    verdict: C3-ai-review-blocking: bound promoted -> effective promoted\n"),
+        "{}",
+        explain.stdout
+    );
 }
 
 #[test]
 fn a_policy_that_reads_no_evidence_refuses_the_flag() {
-    let dir = folder("no-kind", &[("p.grail", "document D as d where kind absent {\n  on syntax rule d.syntax\n  on duplicate_key rule d.duplicate_key\n  on unknown_key rule d.unknown_key\n  on type rule d.type\n}\n\nrule d.any\n  require true else fail \"never\"\n  at d\n"), ("e.json", "[]")]);
+    let dir = folder(
+        "no-kind",
+        &[
+            (
+                "p.grail",
+                "document D as d where kind absent {\n  on syntax rule d.syntax\n  on duplicate_key rule d.duplicate_key\n  on unknown_key rule d.unknown_key\n  on type rule d.type\n}\n\nrule d.any\n  require true else fail \"never\"\n  at d\n",
+            ),
+            ("e.json", "[]"),
+        ],
+    );
     let out = run_in(&dir, &["check", "--policy", "p.grail", "--evidence", "e.json", "promoted-c2c3.json"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("the policy reads no document given as `evidence`"), "{}", out.stderr);

@@ -311,8 +311,7 @@ pub fn run(
             _ => none,
         };
         let resolve = |path: &str| resolve(attachments, i, path);
-        let (root, structural) =
-            conform(
+        let (root, structural) = conform(
             policy,
             *kind,
             i as u32,

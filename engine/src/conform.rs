@@ -625,8 +625,7 @@ impl Cx<'_, '_> {
                 if !out.iter().any(|(k, _)| matches!(k.kind, ValKind::Enum(_, x) if x == v)) {
                     let name = self.policy.variant_name(*en, v);
                     let here = join(path, name);
-                    let check =
-                        if self.checks[CHECK_MISSING_KEY].is_some() { CHECK_MISSING_KEY } else { CHECK_TYPE };
+                    let check = if self.checks[CHECK_MISSING_KEY].is_some() { CHECK_MISSING_KEY } else { CHECK_TYPE };
                     self.fail(check, &here, format!("`{path}` requires the key `{name}`"), span);
                     let val = Val::missing(here, Some(self.doc), span);
                     out.push((Val::new(ValKind::Enum(*en, v), val.origin.clone()), val));

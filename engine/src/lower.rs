@@ -738,12 +738,12 @@ impl Lowerer {
                     d.name.text
                 ),
             )
-            .help = Some(format!("select the kind with `given \"NAME\"`, or remove the clause"));
+            .help = Some("select the kind with `given \"NAME\"`, or remove the clause".into());
         }
         // The lines of a JSON Lines file fill a top-level list of the kind.
-        let lines_into = self.into_list(d, d.lines_into.as_ref(), "lines", file, record);
+        let lines_into = self.list_field(d, d.lines_into.as_ref(), "lines", file, record);
         // A root that is a list fills a top-level list of the kind.
-        let list_into = self.into_list(d, d.list_into.as_ref(), "list", file, record);
+        let list_into = self.list_field(d, d.list_into.as_ref(), "list", file, record);
         self.policy.documents.push(DocumentDef {
             name: d.name.text.clone(),
             binder: d.binder.text.clone(),
@@ -763,7 +763,7 @@ impl Lowerer {
 
     /// The top-level list field a `lines into` or `list into` clause names,
     /// or the error that it names no list field of the kind.
-    fn into_list(
+    fn list_field(
         &mut self,
         d: &ast::DocumentDecl,
         into: Option<&ast::Name>,
