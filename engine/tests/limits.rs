@@ -113,7 +113,7 @@ fn pairwise(slots: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
     let kind = grail_engine::conform::select_kind(policy, 0, &root).expect("a binding");
     let never = |_: &str| grail_engine::conform::Resolved::Refused("not read".into());
     let none = grail_engine::hir::Checks::default();
-    let env = grail_engine::conform::Env { overrides: &none, resolve: &never };
+    let env = grail_engine::conform::Env { overrides: &none, resolve: &never, partial: false };
     let (value, _) = grail_engine::conform::conform(policy, kind, 0, &root, &env);
     let mut single = vec![None; policy.documents.len()];
     let mut all = vec![Vec::new(); policy.documents.len()];
