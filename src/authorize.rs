@@ -112,6 +112,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             attach: &args.attach,
             now: clock.nanos,
             invocation: &grail_workspace::Invocation::default(),
+            evidence: args.evidence.as_deref(),
         },
     )?;
     let report = check_deployment(&db, set, deployment);

@@ -35,6 +35,10 @@ struct Group {
     /// The parameters `param("name")` reads, and the folder where `ref`
     /// fields resolve: the flags, over the deployment's keys.
     invocation: Invocation,
+    /// The file given as `evidence` (`--evidence`, or the deployment's
+    /// `evidence` in the workspace file), and which of the two gave it.
+    evidence: Option<camino::Utf8PathBuf>,
+    evidence_flag: &'static str,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -61,7 +65,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     }
     // The stream takes files only (and no `--attach`): standard input, folders
     // and attached files go through the database.
-    let streamable = args.attach.is_empty() && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
+    let streamable = args.attach.is_empty()
+        && args.evidence.is_none()
+        && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
         let shipped = policy::shipped_files(&db, set, &args.policy);
         return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock, &invocation);
@@ -81,11 +87,23 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                 bases: Vec::new(),
                 allowed: AllowedBy::of(args.allow_unknown, false),
                 invocation: invocation.clone(),
+                evidence: args.evidence.clone(),
+                evidence_flag: "--evidence",
             })
             .collect()
     } else {
         let allowed = AllowedBy::of(args.allow_unknown, false);
-        vec![Group { name: None, documents: docs, context, bindings: named.bindings, bases, allowed, invocation }]
+        vec![Group {
+            name: None,
+            documents: docs,
+            context,
+            bindings: named.bindings,
+            bases,
+            allowed,
+            invocation,
+            evidence: args.evidence.clone(),
+            evidence_flag: "--evidence",
+        }]
     };
     let shipped = policy::shipped_files(&db, set, &args.policy);
     report(args, &db, set, groups, &shipped, &clock)
@@ -202,6 +220,13 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             bases: Vec::new(),
             allowed: AllowedBy::of(args.allow_unknown, d.allow_unknown),
             invocation,
+            // The flag wins over the file, as `--allow-unknown` does.
+            evidence: match (&args.evidence, &d.evidence) {
+                (Some(flag), _) => Some(flag.clone()),
+                (None, Some(p)) => Some(camino::Utf8PathBuf::from(shown(&ws.resolve(p)))),
+                (None, None) => None,
+            },
+            evidence_flag: if args.evidence.is_some() { "--evidence" } else { "evidence =" },
         });
     }
     report(args, &db, set, groups, &shipped, &clock)
@@ -239,11 +264,23 @@ fn report(
         let root = group.invocation.evidence_root.as_deref();
         let attachments = attachments_within(db, set, &documents, args.max_total_size, root);
         let given = crate::documents::given(db, &args.attach, args.max_document_size)?;
+        let evidence = match &group.evidence {
+            Some(path) => vec![crate::documents::given_under(
+                db,
+                set,
+                group.evidence_flag,
+                crate::documents::EVIDENCE,
+                path,
+                args.max_document_size,
+            )?],
+            None => Vec::new(),
+        };
         let deployment = Deployment::builder(documents, attachments)
             .bindings(group.bindings.clone())
             .params(group.invocation.params.clone())
             .now(Some(clock.nanos))
             .given(given)
+            .named(evidence)
             .bases(group.bases.clone())
             .new(db);
         crate::tables::refuse_crowded(db, set, deployment)?;
@@ -282,6 +319,10 @@ fn report(
                     allowed,
                     deployment: group.name.as_deref().filter(|_| one_line_each),
                     file: first.filter(|_| one_line_each && group.name.is_none()),
+                    verdicts: Some(grail_engine::table::verdicts(grail_engine::db::table_deployment(
+                        db, set, deployment,
+                    )))
+                    .filter(|v| !v.is_empty()),
                 };
                 let (policy, docs) = (render::Texts::policy(db, set), render::Texts::sources(db, &report.documents));
                 render::json_text(&policy, &docs, &report.findings, added, !one_line_each)
@@ -453,6 +494,10 @@ fn check_one(
         Some(clock.nanos),
         &invocation.params,
     );
+    let verdicts = match args.format {
+        Format::Json => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
+        _ => Vec::new(),
+    };
     let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
@@ -469,6 +514,7 @@ fn check_one(
                 allowed: AllowedBy::of(args.allow_unknown, false),
                 deployment: None,
                 file: Some(&source.path),
+                verdicts: Some(verdicts).filter(|v| !v.is_empty()),
             };
             render::json_text(policy_texts, &docs, &findings, added, false)
         }

@@ -44,6 +44,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                     attach: &args.attach,
                     now: clock.nanos,
                     invocation: &grail_workspace::Invocation::default(),
+                    evidence: args.evidence.as_deref(),
                 },
             )?;
             let report = check_deployment(&db, set, deployment);

@@ -156,6 +156,9 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
                 "a Markdown file with one `{marker}` marker line followed by a fenced JSON block (rule `{}`)",
                 rule.rule
             ),
+            SelectorDef::Given { name } => {
+                format!("the file the invocation gives under the name `{name}` (never chosen by its content)")
+            }
         };
         let mut facts = vec![
             format!("Recognised as: {selector}."),

@@ -261,12 +261,47 @@ fn check_layer_name(db: &Database, set: PolicySet, doc: SourceText, arg: &LayerA
 }
 
 /// What a command gives its deployment besides the documents: the
-/// `--attach` files, the time of the check, and the parameters of the
-/// invocation (`--probe-evidence-root`, `--egress-hosts`, `--credential-roots`).
+/// `--attach` files, the time of the check, the parameters of the
+/// invocation (`--probe-evidence-root`, `--egress-hosts`, `--credential-roots`),
+/// and the file `--evidence` gives under the name `evidence`.
 pub struct Call<'a> {
     pub attach: &'a [AttachArg],
     pub now: i128,
     pub invocation: &'a grail_workspace::Invocation,
+    pub evidence: Option<&'a Utf8Path>,
+}
+
+/// The name `--evidence FILE` (and a deployment's `evidence` in the
+/// workspace file) gives its file under.
+pub const EVIDENCE: &str = "evidence";
+
+/// A file given to a deployment under `name`: read as the policy's kind
+/// given that name, never chosen by its content. A file that cannot be read
+/// is still given, as a document that does not load, with the reason: its
+/// kind says what that means (unavailable evidence, or a finding). Refused
+/// (exit 2) when no kind of the policy is given that name.
+pub fn given_under(
+    db: &Database,
+    set: PolicySet,
+    flag: &str,
+    name: &str,
+    path: &Utf8Path,
+    limit: u64,
+) -> Result<grail_engine::db::NamedDocument, Fatal> {
+    let compiled = grail_engine::db::compile_policy(db, set);
+    if grail_engine::check::given_kind(&compiled.policy, name).is_none() {
+        return Err(Fatal(format!(
+            "`{flag} {path}`: the policy reads no document given as `{name}` (no kind says `given \"{name}\"`)"
+        )));
+    }
+    let document = match read_document(db, path, limit) {
+        Ok(doc) => doc,
+        Err(Fatal(m)) => {
+            let why = m.strip_prefix(&format!("cannot read `{path}`: ")).unwrap_or(&m).to_string();
+            SourceText::builder(path.to_string(), String::new(), None).unread(Some(why)).new(db)
+        }
+    };
+    Ok(grail_engine::db::NamedDocument { name: name.to_string(), document })
 }
 
 /// The deployment a command names, put in the database: its documents
@@ -283,15 +318,20 @@ pub fn named_deployment(
     context: &[camino::Utf8PathBuf],
     call: Call<'_>,
 ) -> Result<(Vec<SourceText>, grail_engine::db::Deployment), Fatal> {
-    let Call { attach, now, invocation } = call;
+    let Call { attach, now, invocation, evidence } = call;
     let named = deployment(db, set, files, layers, context, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(db, set, &named.documents, invocation.evidence_root.as_deref());
+    let evidence = match evidence {
+        Some(path) => vec![given_under(db, set, "--evidence", EVIDENCE, path, DEFAULT_MAX_DOCUMENT_SIZE)?],
+        None => Vec::new(),
+    };
     let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let deployment = grail_engine::db::Deployment::builder(named.documents, attached)
         .bindings(named.bindings)
         .params(invocation.params.clone())
         .now(Some(now))
         .given(given)
+        .named(evidence)
         .new(db);
     crate::tables::refuse_crowded(db, set, deployment)?;
     Ok((named.shown, deployment))

@@ -35,7 +35,12 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         &args.files,
         &args.layers,
         &args.binding,
-        crate::documents::Call { attach: &args.attach, now: clock.nanos, invocation: &invocation },
+        crate::documents::Call {
+            attach: &args.attach,
+            now: clock.nanos,
+            invocation: &invocation,
+            evidence: args.evidence.as_deref(),
+        },
     )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
@@ -85,6 +90,10 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
             let mut json = cx.json(&e.findings, &findings, &cells, &e.answers, &keys, args.verbose);
             if !tables.is_empty() {
                 json["tables"] = crate::tables::json(&db, &explained.documents, tables);
+                let verdicts = grail_engine::table::verdicts(tables);
+                if !verdicts.is_empty() {
+                    json["verdicts"] = serde_json::json!(verdicts);
+                }
             }
             if reads_now {
                 json["now"] = clock.json();

@@ -342,6 +342,13 @@ struct AuthorizeArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Give FILE to the deployment under the name `evidence`: it is read as
+    /// the document kind the policy selects by `given "evidence"` (the shipped
+    /// library's promotion evidence: evaluation mode), never by its content.
+    /// A file that cannot be read is given too, as unavailable evidence when
+    /// the kind says so.
+    #[arg(long, value_name = "FILE")]
+    evidence: Option<Utf8PathBuf>,
     /// Answer even when the check has an UNKNOWN (missing evidence), as
     /// `compile --allow-unknown` compiles it; what the policy cannot
     /// establish is still refused. Without it, an UNKNOWN denies everything.
@@ -451,6 +458,13 @@ struct CompileArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Give FILE to the deployment under the name `evidence`: it is read as
+    /// the document kind the policy selects by `given "evidence"` (the shipped
+    /// library's promotion evidence: evaluation mode), never by its content.
+    /// A file that cannot be read is given too, as unavailable evidence when
+    /// the kind says so.
+    #[arg(long, value_name = "FILE")]
+    evidence: Option<Utf8PathBuf>,
     /// With --target cedar: compile a deployment whose check has an UNKNOWN
     /// (missing evidence), as `check --allow-unknown` passes it; without it,
     /// an UNKNOWN refuses the deployment as a FAIL does.
@@ -525,6 +539,13 @@ struct ExplainArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Give FILE to the deployment under the name `evidence`: it is read as
+    /// the document kind the policy selects by `given "evidence"` (the shipped
+    /// library's promotion evidence: evaluation mode), never by its content.
+    /// A file that cannot be read is given too, as unavailable evidence when
+    /// the kind says so.
+    #[arg(long, value_name = "FILE")]
+    evidence: Option<Utf8PathBuf>,
     /// How to print the explanation.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -608,6 +629,13 @@ struct CheckArgs {
     /// without it they see missing evidence.
     #[arg(long = "attach", value_name = "RECORDED=FILE", value_parser = documents::parse_attach)]
     attach: Vec<documents::AttachArg>,
+    /// Give FILE to the deployment under the name `evidence`: it is read as
+    /// the document kind the policy selects by `given "evidence"` (the shipped
+    /// library's promotion evidence: evaluation mode), never by its content.
+    /// A file that cannot be read is given too, as unavailable evidence when
+    /// the kind says so.
+    #[arg(long, value_name = "FILE")]
+    evidence: Option<Utf8PathBuf>,
     /// Compare with the previous version of a document: `--base old.yaml`
     /// for the one document checked, `--base security=old.yaml` for the one
     /// bound to a layer (repeatable). What the new version loosens or

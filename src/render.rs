@@ -266,6 +266,8 @@ pub struct Added<'a> {
     pub allowed: Option<AllowedBy>,
     pub deployment: Option<&'a str>,
     pub file: Option<&'a str>,
+    /// The verdict lines of the policy's tables (see [`grail_engine::table::verdicts`]), when there are some.
+    pub verdicts: Option<Vec<String>>,
 }
 
 /// The JSON report of `findings`, with the fields `grail check` adds, written out (pretty, or
@@ -279,6 +281,7 @@ pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], add
     report.now = added.now;
     report.unknown_allowed = added.allowed.map(AllowedBy::as_str);
     report.deployment = added.deployment;
+    report.verdicts = added.verdicts;
     if pretty {
         let mut out = serde_json::to_string_pretty(&report).unwrap_or_default();
         out.push('\n');
@@ -389,6 +392,10 @@ fn write_line(out: &mut String, report: &Report<'_>) -> serde_json::Result<()> {
         out.push_str(",\"file\":\"");
         push_escaped(out, file);
         out.push('"');
+    }
+    if let Some(verdicts) = &report.verdicts {
+        out.push_str(",\"verdicts\":");
+        out.push_str(&serde_json::to_string(verdicts)?);
     }
     out.push('}');
     Ok(())
@@ -509,6 +516,9 @@ struct Report<'a> {
     deployment: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
+    /// The verdict lines of the policy's tables, in declaration order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdicts: Option<Vec<String>>,
 }
 
 #[derive(serde::Serialize)]
@@ -594,6 +604,7 @@ fn report<'a>(policy: &Texts<'a>, docs: &Texts<'a>, findings: &'a [Finding], fil
         unknown_allowed: None,
         deployment: None,
         file,
+        verdicts: None,
     }
 }
 
@@ -788,6 +799,7 @@ mod tests {
                 unknown_allowed: (mask & 2 != 0).then_some(if mask & 1 != 0 { "flag" } else { "workspace" }),
                 deployment: (mask & 4 != 0).then_some(strange),
                 file: (mask & 8 != 0).then_some("x.json"),
+                verdicts: (mask & 4 != 0).then(|| vec![strange.to_string(), "- a \"line\"".into()]),
             };
             assert_eq!(line(&report), serde_json::to_string(&report).unwrap());
         }

@@ -88,6 +88,10 @@ pub fn human(db: &Database, docs: &[SourceText], tables: &[Table]) -> String {
         if t.rows.is_empty() {
             let _ = writeln!(out, "  (no rows)");
         }
+        // The verdict line of each row, for a table with `line`.
+        for line in t.rows.iter().filter_map(|r| r.line.as_deref()) {
+            let _ = writeln!(out, "  - {line}");
+        }
         out.push('\n');
     }
     out
@@ -110,6 +114,9 @@ pub fn explained(db: &Database, docs: &[SourceText], tables: &[Table]) -> String
             }
             for c in &r.detail {
                 let _ = writeln!(out, "      - {}  ({})", text(c), from(db, docs, &c.from));
+            }
+            if let Some(line) = &r.line {
+                let _ = writeln!(out, "    verdict: {line}");
             }
         }
     }
@@ -142,7 +149,11 @@ pub fn json(db: &Database, docs: &[SourceText], tables: &[Table]) -> serde_json:
                         for (name, c) in t.columns[1..].iter().zip(&r.cells) {
                             cells.insert(name.clone(), cell(c));
                         }
-                        serde_json::json!({"cells": cells, "detail": r.detail.iter().map(cell).collect::<Vec<_>>()})
+                        let mut row = serde_json::json!({"cells": cells, "detail": r.detail.iter().map(cell).collect::<Vec<_>>()});
+                        if let Some(line) = &r.line {
+                            row["line"] = serde_json::Value::String(line.clone());
+                        }
+                        row
                     })
                     .collect();
                 serde_json::json!({"table": t.id, "columns": t.columns, "rows": rows})

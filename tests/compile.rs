@@ -356,7 +356,7 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
                         KeyCondDef::Equals(v) => header.get(&t.key) == Some(&json!(v)),
                         _ => false,
                     }),
-                    SelectorDef::Markdown { .. } => false,
+                    SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => false,
                 });
                 if let Some(into) = kind.and_then(|d| d.lines_into.clone()) {
                     header.insert(into, Value::Array(entries.to_vec()));
@@ -369,7 +369,7 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
                     KeyCondDef::Present => value.get(&t.key).is_some(),
                     KeyCondDef::Equals(v) => value.get(&t.key) == Some(&json!(v)),
                 }),
-                SelectorDef::Markdown { .. } => false,
+                SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => false,
             }) else {
                 continue;
             };

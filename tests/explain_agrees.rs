@@ -121,7 +121,7 @@ proptest! {
             .iter()
             .zip(&loaded)
             .zip(&paths)
-            .map(|((text, loaded), path)| Input { path, text, loaded: Some(loaded) })
+            .map(|((text, loaded), path)| Input { path, text, loaded: Some(loaded), given: None })
             .collect();
         // Each document bound to the layer it was written for, as `--layer` binds it.
         let bindings: Vec<Bound> = docs

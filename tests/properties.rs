@@ -168,8 +168,14 @@ fn reports(path: &str, text: &str) -> (String, String) {
     let doc = SourceText::new(&db, path.into(), text.into(), None);
     let report = check_deployment(&db, set, Deployment::new(&db, vec![doc], Vec::new()));
     let (policy, docs) = (render::Texts::policy(&db, set), render::Texts::sources(&db, &report.documents));
-    let added =
-        render::Added { layers: serde_json::Value::Null, now: None, allowed: None, deployment: None, file: None };
+    let added = render::Added {
+        layers: serde_json::Value::Null,
+        now: None,
+        allowed: None,
+        deployment: None,
+        file: None,
+        verdicts: None,
+    };
     let json = render::json_text(&policy, &docs, &report.findings, added, false);
     let runs = [sarif::Deployment {
         documents: report.documents.clone(),

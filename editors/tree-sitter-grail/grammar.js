@@ -93,7 +93,7 @@ module.exports = grammar({
         "as",
         field("binder", $.identifier),
         optional(seq(",", field("all", $.identifier))),
-        choice($.markdown_selector, $.selector),
+        choice($.markdown_selector, $.given_selector, $.selector),
         "{",
         repeat($._member),
         "}",
@@ -103,11 +103,26 @@ module.exports = grammar({
     key_test: ($) => seq(field("key", $.identifier), choice("absent", "present", seq("==", $.string))),
 
     markdown_selector: ($) => seq("in", "markdown", "after", $.string, "rule", $.rule_id),
+    // `given "evidence"`: the file the invocation gives under that name, and no other.
+    given_selector: ($) => seq("given", $.string),
 
-    _member: ($) => choice($.check_rule, $.forbid, $.lines_clause, $.at_most_one, $.field_declaration),
+    _member: ($) =>
+      choice(
+        $.check_rule,
+        $.unreadable_clause,
+        $.forbid,
+        $.lines_clause,
+        $.list_clause,
+        $.at_most_one,
+        $.field_declaration,
+      ),
 
     // `lines into receipts`: in a JSON Lines file, every line after the header is an entry.
     lines_clause: ($) => seq("lines", "into", field("field", $.identifier)),
+    // `list into events`: a document whose root is a list is the record whose `events` holds it.
+    list_clause: ($) => seq("list", "into", field("field", $.identifier)),
+    // A given file that cannot be read, parsed or shaped reads as missing evidence.
+    unreadable_clause: (_) => seq("on", "unreadable", "missing"),
     at_most_one: (_) => seq("at", "most", "one", "per", "deployment"),
 
     check_rule: ($) =>
@@ -238,11 +253,14 @@ module.exports = grammar({
           $.table_row,
           repeat1($.table_column),
           optional($.table_detail),
+          optional($.table_line),
         ),
       ),
     table_row: ($) => seq("row", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_column: ($) => seq("column", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_detail: ($) => seq("detail", $._expression),
+    // `line "..."`: each row as a verdict line.
+    table_line: ($) => seq("line", $.string),
 
     function_declaration: ($) =>
       prec.right(

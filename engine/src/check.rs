@@ -24,6 +24,10 @@ pub struct Input<'a> {
     /// The parsed document, for JSON and YAML; Markdown is read here, with
     /// the marker the policy declares.
     pub loaded: Option<&'a Result<Node, SyntaxError>>,
+    /// The name the invocation gave the file under (`--evidence FILE` gives
+    /// it as `evidence`): the file is of the kind selected by `given` that
+    /// name, and of no other; `None` for a document chosen by its content.
+    pub given: Option<&'a str>,
 }
 
 /// A file a document's `ref` field names, as the caller found it.
@@ -198,8 +202,14 @@ pub fn run_with_params(
     let mut markdown_inputs = false;
     // Every input with a kind: (input index, kind, tree).
     let mut parsed: Vec<(usize, DocKindId, Cow<'_, Node>)> = Vec::new();
+    // Given documents that are unavailable: (input index, kind, why).
+    let mut unavailable_docs: Vec<(usize, DocKindId, String)> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         markdown_inputs |= is_markdown(input.path);
+        if let Some((kind, why)) = unavailable(policy, input) {
+            unavailable_docs.push((i, kind, why));
+            continue;
+        }
         match parse(policy, i as u32, input) {
             Ok(Some(p)) => {
                 // The record was found after its one marker: the marker rule passes.
@@ -334,6 +344,11 @@ pub fn run_with_params(
             continue;
         }
         by_kind[*kind as usize].push((i, layer, root));
+    }
+
+    // An unavailable given document is there, and its root is missing evidence, with the reason.
+    for (i, kind, why) in unavailable_docs {
+        by_kind[kind as usize].push((i, 0, Val::missing(why, None, Span::default())));
     }
 
     // One root per layered kind, merged by trust; every kind keeps its documents.
@@ -530,6 +545,9 @@ pub(crate) fn parse<'a>(
     doc: u32,
     input: &Input<'a>,
 ) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+    if let Some(name) = input.given {
+        return given(policy, doc, input, name);
+    }
     if is_markdown(input.path) {
         let Some((kind, def)) =
             policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))
@@ -570,6 +588,115 @@ pub(crate) fn parse<'a>(
         Ok(root) if document::format_for_path(input.path) == Some(Format::JsonLines) => json_lines(policy, doc, root),
         Ok(root) => select_kind(policy, doc, root).map(|kind| Some((kind, Cow::Borrowed(root)))),
     }
+}
+
+/// The kind a file given under `name` is of: the one selected by `given`
+/// that name.
+pub fn given_kind<'p>(policy: &'p Policy, name: &str) -> Option<(DocKindId, &'p DocumentDef)> {
+    policy
+        .documents
+        .iter()
+        .enumerate()
+        .find(|(_, d)| matches!(&d.selector, SelectorDef::Given { name: n } if n == name))
+        .map(|(k, d)| (k as DocKindId, d))
+}
+
+/// A file given under a name: of the kind given that name, read as JSON or
+/// YAML whatever its extension says; a list root is the record its `list
+/// into` field holds. A file that cannot be read or parsed, or whose root is
+/// not of the kind's shape, is the kind's `syntax` or `type` finding, or,
+/// when the kind says `on unreadable missing`, nothing to check here (see
+/// [`unavailable`]).
+fn given<'a>(
+    policy: &Policy,
+    doc: u32,
+    input: &Input<'a>,
+    name: &str,
+) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
+    let Some((kind, def)) = given_kind(policy, name) else {
+        let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+        let message = format!("no document kind of the policy is given as `{name}`");
+        return Err(Box::new(structural(check.as_ref(), "document", message, doc, Span::new(0, 0))));
+    };
+    if def.unreadable_missing && unavailable(policy, input).is_some() {
+        return Ok(None);
+    }
+    let root = match input.loaded {
+        Some(Ok(root)) => root,
+        Some(Err(e)) => {
+            let check = def.checks[CHECK_SYNTAX].clone();
+            return Err(Box::new(structural(check.as_ref(), "document", e.message.clone(), doc, e.span)));
+        }
+        None => {
+            let check = def.checks[CHECK_SYNTAX].clone();
+            let message = format!("a `{}` is read as JSON or YAML, not as Markdown", def.name);
+            return Err(Box::new(structural(check.as_ref(), "document", message, doc, Span::new(0, 0))));
+        }
+    };
+    if let Some(shape) = misshapen(def, root) {
+        let check = def.checks[CHECK_TYPE].clone();
+        return Err(Box::new(structural(check.as_ref(), "document", shape, doc, root.span)));
+    }
+    Ok(Some((kind, list_root(def, root))))
+}
+
+/// Why a document's root is not of its kind's shape: a kind with `list
+/// into` is a list, any other a mapping.
+fn misshapen(def: &DocumentDef, root: &Node) -> Option<String> {
+    let is = match &root.kind {
+        NodeKind::Map(_) => "a mapping",
+        NodeKind::List(_) => "a list",
+        NodeKind::Null => "null",
+        NodeKind::Str(_) => "a string",
+        NodeKind::Bool(_) => "a boolean",
+        _ => "a number",
+    };
+    match (&def.list_into, &root.kind) {
+        (Some(_), NodeKind::List(_)) | (None, NodeKind::Map(_)) => None,
+        (Some(_), _) => Some(format!("a `{}` is a list, and this document is {is}", def.name)),
+        (None, _) => Some(format!("a `{}` is a mapping of keys to values, and this document is {is}", def.name)),
+    }
+}
+
+/// The tree of a document whose root is a list, as the record whose `list
+/// into` field holds it (located where the list is).
+fn list_root<'a>(def: &DocumentDef, root: &'a Node) -> Cow<'a, Node> {
+    match (&def.list_into, &root.kind) {
+        (Some(into), NodeKind::List(_)) => Cow::Owned(Node {
+            span: root.span,
+            kind: NodeKind::Map(vec![crate::document::Entry {
+                key: into.clone(),
+                key_span: Span::new(root.span.start, root.span.start),
+                value: root.clone(),
+            }]),
+        }),
+        _ => Cow::Borrowed(root),
+    }
+}
+
+/// How the message of a file the caller could not read starts (see
+/// [`crate::db::SourceText::unread`]).
+pub const UNREAD: &str = "cannot be read: ";
+
+/// A given file whose kind says `on unreadable missing`, and which cannot
+/// be read or parsed, or whose root is not of the kind's shape: its kind,
+/// and why, as `reason(x)` shows it (`` `evidence.json` unavailable (not
+/// JSON or YAML: ...) ``).
+pub fn unavailable(policy: &Policy, input: &Input<'_>) -> Option<(DocKindId, String)> {
+    let (kind, def) = given_kind(policy, input.given?)?;
+    if !def.unreadable_missing {
+        return None;
+    }
+    let why = match input.loaded {
+        None => "a Markdown file".to_string(),
+        Some(Err(e)) if e.message.starts_with(UNREAD) => e.message.clone(),
+        Some(Err(e)) => {
+            let (line, column) = crate::LineIndex::new(input.text).line_col(input.text, e.span.start);
+            format!("not JSON or YAML: {} at line {line}, column {column}", e.message)
+        }
+        Some(Ok(root)) => misshapen(def, root)?,
+    };
+    Some((kind, format!("`{}` unavailable ({why})", input.path)))
 }
 
 /// Where a finding about a whole document points: its first key.

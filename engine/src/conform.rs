@@ -42,8 +42,9 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
                     get(&t.key).is_some_and(|e| matches!(&e.value.kind, NodeKind::Str(s) if s == v))
                 }
             }),
-            // Markdown kinds are chosen by the file's format, not its keys.
-            SelectorDef::Markdown { .. } => false,
+            // Markdown kinds are chosen by the file's format, and given kinds
+            // by the name the invocation gives a file under, never by keys.
+            SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => false,
         };
         if matches {
             return Ok(i as DocKindId);
@@ -64,7 +65,7 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
                     .collect::<Vec<_>>()
                     .join(" and "),
             ),
-            SelectorDef::Markdown { .. } => None,
+            SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => None,
         })
         .collect();
     let (span, shown) = policy

@@ -30,6 +30,11 @@ pub struct SourceText {
     /// an attached file is hashed over its exact bytes, never over `text`.
     #[default]
     pub raw: Option<std::sync::Arc<[u8]>>,
+    /// Why the caller could not read the file at all (it does not exist, it
+    /// is a folder, ...): the file is then a document that does not load.
+    #[default]
+    #[returns(ref)]
+    pub unread: Option<String>,
 }
 
 /// Why the bytes of a file could not be taken as its text.
@@ -142,6 +147,19 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub params: Vec<check::Param>,
+    /// Files the caller gives the deployment under a name (`--evidence FILE`
+    /// gives FILE as `evidence`), each of the kind selected by `given` that
+    /// name, never by its content.
+    #[default]
+    #[returns(ref)]
+    pub named: Vec<NamedDocument>,
+}
+
+/// A document the caller gives under a name (see [`Deployment::named`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NamedDocument {
+    pub name: String,
+    pub document: SourceText,
 }
 
 /// The previous version of a document of the deployment (`--base OLD`).
@@ -233,6 +251,10 @@ pub fn document_format(path: &str, text: &str) -> Format {
 
 #[salsa::tracked(returns(ref))]
 pub fn load_document(db: &dyn salsa::Database, doc: SourceText) -> Result<Node, SyntaxError> {
+    if let Some(why) = doc.unread(db) {
+        let span = grail_lang::ast::Span::new(0, 0);
+        return Err(SyntaxError { message: format!("{}{why}", check::UNREAD), span });
+    }
     load_text(doc.path(db), doc.text(db), doc.read_error(db))
 }
 
@@ -312,7 +334,7 @@ impl Source {
 
     /// The checker's input for this source and its [`Source::load`]ed tree.
     pub fn input<'a>(&'a self, loaded: &'a Option<Result<Node, SyntaxError>>) -> check::Input<'a> {
-        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref() }
+        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref(), given: None }
     }
 }
 
@@ -320,7 +342,7 @@ fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db
     let path = doc.path(db);
     let loaded =
         if check::is_markdown(path) && doc.read_error(db).is_none() { None } else { Some(load_document(db, doc)) };
-    check::Input { path, text: doc.text(db), loaded }
+    check::Input { path, text: doc.text(db), loaded, given: None }
 }
 
 /// The paths a document's `ref` fields name; the caller reads them and puts
@@ -381,7 +403,11 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
             Some(Bound { input, layer: b.layer.clone(), by: b.by })
         })
         .collect();
-    let inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
+    let mut inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
+    for n in deployment.named(db) {
+        documents.push(n.document);
+        inputs.push(check::Input { given: Some(&n.name), ..input(db, n.document) });
+    }
     let mut attached = Vec::new();
     let mut extra = Vec::new();
     for a in deployment.attachments(db) {

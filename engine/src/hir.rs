@@ -477,6 +477,8 @@ pub enum SelectorDef {
     Keys(Vec<KeyTestDef>),
     /// The fenced JSON record after the one `marker` line of a Markdown file.
     Markdown { marker: String, rule: CheckDef },
+    /// The file the invocation gives under this name, and no other.
+    Given { name: String },
 }
 
 /// A test of a selector on one top-level key.
@@ -499,7 +501,7 @@ impl SelectorDef {
     pub fn tests(&self) -> &[KeyTestDef] {
         match self {
             SelectorDef::Keys(tests) => tests,
-            SelectorDef::Markdown { .. } => &[],
+            SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => &[],
         }
     }
 
@@ -535,6 +537,15 @@ pub struct DocumentDef {
     /// header is an entry of this top-level list field.
     #[serde(default)]
     pub lines_into: Option<String>,
+    /// `list into FIELD`: a document whose root is a list is read as the
+    /// record whose top-level list field FIELD holds it.
+    #[serde(default)]
+    pub list_into: Option<String>,
+    /// `on unreadable missing`: a given file that cannot be read or parsed,
+    /// or whose root is not of the kind's shape, is unavailable: its root
+    /// reads as missing evidence with the reason, and it has no structural finding.
+    #[serde(default)]
+    pub unreadable_missing: bool,
     pub checks: Checks,
     pub forbids: Vec<ForbidDef>,
     /// `at most one per deployment`: where it is declared, if it is.

@@ -612,9 +612,15 @@ impl Lowerer {
             _ => false,
         };
         let mut found = Vec::new();
+        let mut given_twice = Vec::new();
         let docs = &self.policy.documents;
         for (j, b) in docs.iter().enumerate() {
             for a in &docs[..j] {
+                if let (SelectorDef::Given { name: x }, SelectorDef::Given { name: y }) = (&a.selector, &b.selector)
+                    && x == y
+                {
+                    given_twice.push((b.loc, a.loc, a.name.clone(), b.name.clone(), x.clone()));
+                }
                 let (SelectorDef::Keys(ta), SelectorDef::Keys(tb)) = (&a.selector, &b.selector) else { continue };
                 let apart = ta.iter().any(|x| tb.iter().any(|y| x.key == y.key && excludes(&x.test, &y.test)));
                 if apart {
@@ -639,6 +645,14 @@ impl Lowerer {
                 };
                 found.push((at(b), at(a), a.name.clone(), b.name.clone(), hint));
             }
+        }
+        for (here, there, a, b, name) in given_twice {
+            let d = self.error(
+                "overlapping-kinds",
+                here,
+                format!("`{a}` and `{b}` are both given as `{name}`: a file given under one name is of one kind"),
+            );
+            d.labels.push((there, format!("`{a}` is given as `{name}` here")));
         }
         for (here, there, a, b, hint) in found {
             let d = self.error(
@@ -713,9 +727,51 @@ impl Lowerer {
                 marker: marker.text.clone(),
                 rule: CheckDef { rule: rule.text.clone(), loc: Loc { file, span: rule.span } },
             },
+            ast::Selector::Given(name) => SelectorDef::Given { name: name.text.clone() },
         };
+        if let (Some(span), false) = (d.unreadable_missing, matches!(d.selector, ast::Selector::Given(_))) {
+            self.error(
+                "type-mismatch",
+                Loc { file, span },
+                format!(
+                    "`on unreadable missing` is for a kind given under a name; `{}` is chosen by its content, so a file that cannot be read is never one",
+                    d.name.text
+                ),
+            )
+            .help = Some("select the kind with `given \"NAME\"`, or remove the clause".into());
+        }
         // The lines of a JSON Lines file fill a top-level list of the kind.
-        let lines_into = d.lines_into.as_ref().and_then(|n| {
+        let lines_into = self.list_field(d, d.lines_into.as_ref(), "lines", file, record);
+        // A root that is a list fills a top-level list of the kind.
+        let list_into = self.list_field(d, d.list_into.as_ref(), "list", file, record);
+        self.policy.documents.push(DocumentDef {
+            name: d.name.text.clone(),
+            binder: d.binder.text.clone(),
+            selector,
+            record,
+            all_binder: d.all_binder.as_ref().map(|n| n.text.clone()),
+            lines_into,
+            list_into,
+            unreadable_missing: d.unreadable_missing.is_some(),
+            checks,
+            forbids,
+            at_most_one: d.at_most_one.map(|span| Loc { file, span }),
+            docs: d.docs.clone(),
+            loc,
+        });
+    }
+
+    /// The top-level list field a `lines into` or `list into` clause names,
+    /// or the error that it names no list field of the kind.
+    fn list_field(
+        &mut self,
+        d: &ast::DocumentDecl,
+        into: Option<&ast::Name>,
+        clause: &str,
+        file: u32,
+        record: RecordId,
+    ) -> Option<String> {
+        into.and_then(|n| {
             let rec = &self.policy.records[record as usize];
             let here = Loc { file, span: n.span };
             match rec.field(&n.text).map(|i| &rec.fields[i].ty) {
@@ -725,7 +781,7 @@ impl Lowerer {
                     self.error(
                         "type-mismatch",
                         here,
-                        format!("`lines into {}` needs a list field, and `{}` is not a list", n.text, n.text),
+                        format!("`{clause} into {}` needs a list field, and `{}` is not a list", n.text, n.text),
                     );
                     None
                 }
@@ -736,20 +792,7 @@ impl Lowerer {
                     None
                 }
             }
-        });
-        self.policy.documents.push(DocumentDef {
-            name: d.name.text.clone(),
-            binder: d.binder.text.clone(),
-            selector,
-            record,
-            all_binder: d.all_binder.as_ref().map(|n| n.text.clone()),
-            lines_into,
-            checks,
-            forbids,
-            at_most_one: d.at_most_one.map(|span| Loc { file, span }),
-            docs: d.docs.clone(),
-            loc,
-        });
+        })
     }
 
     fn field(&mut self, field: &ast::Field, file: u32) -> FieldDef {

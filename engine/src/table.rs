@@ -73,6 +73,12 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
     out
 }
 
+/// The verdict lines of `tables`: the `line` of every row of every table
+/// that has one, tables in declaration order, rows in their order.
+pub fn verdicts(tables: &[Table]) -> Vec<String> {
+    tables.iter().flat_map(|t| t.rows.iter().filter_map(|r| r.line.clone())).collect()
+}
+
 fn walk(t: &TableDef, i: usize, ev: &mut Evaluator<'_>, rows: &mut Vec<Row>) {
     if ev.exhausted {
         return;

@@ -15,6 +15,7 @@
 //! probe_evidence_root = "org/evidence"          # `--probe-evidence-root`
 //! egress_hosts = ["egress-probe.example.net"]   # `--egress-hosts`
 //! credential_roots = ["/home/runner"]           # `--credential-roots`
+//! evidence = "org/promotion-evidence.json"   # given as `evidence`, as `--evidence` gives it
 //! ```
 //!
 //! Layer names are not checked here: the policy declares its layers, and the
@@ -72,6 +73,9 @@ pub struct DeploymentSpec {
     pub egress_hosts: Option<Vec<Located>>,
     /// `param("credential-roots")`, as `--credential-roots` gives it.
     pub credential_roots: Option<Vec<Located>>,
+    /// `evidence = "FILE"`: the file given to the deployment under the name
+    /// `evidence`, as `grail check --evidence FILE` gives it.
+    pub evidence: Option<Located>,
 }
 
 impl DeploymentSpec {
@@ -120,6 +124,7 @@ struct RawDeployment {
     probe_evidence_root: Option<Spanned<String>>,
     egress_hosts: Option<Vec<Spanned<String>>>,
     credential_roots: Option<Vec<Spanned<String>>>,
+    evidence: Option<Spanned<String>>,
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -135,7 +140,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         help: Some(
             "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
              `layers`, `items`, `histories`, `documents`, `allow_unknown`, `probe_evidence_root`, \
-             `egress_hosts` and `credential_roots`"
+             `egress_hosts`, `credential_roots` and `evidence`"
                 .into(),
         ),
     })?;
@@ -174,6 +179,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
             probe_evidence_root: d.probe_evidence_root.map(located),
             egress_hosts: d.egress_hosts.map(|v| v.into_iter().map(located).collect()),
             credential_roots: d.credential_roots.map(|v| v.into_iter().map(located).collect()),
+            evidence: d.evidence.map(located),
         })
         .collect::<Vec<_>>();
     for d in &deployments {

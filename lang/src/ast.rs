@@ -192,6 +192,9 @@ pub enum Selector {
     /// A fenced record after the one marker line of a Markdown file; the rule
     /// reports a missing, repeated or unfenced marker.
     Markdown { marker: Name, rule: Name },
+    /// The file the invocation gives under this name (`given "evidence"`),
+    /// and no other: never chosen by its content.
+    Given(Name),
 }
 
 /// One test of a selector on a top-level key.
@@ -227,6 +230,11 @@ pub struct DocumentDecl {
     pub fields: Vec<Field>,
     /// `lines into FIELD`: the list a JSON Lines file's lines after its header fill.
     pub lines_into: Option<Name>,
+    /// `list into FIELD`: a document whose root is a list is the record whose FIELD holds it.
+    pub list_into: Option<Name>,
+    /// `on unreadable missing`: a given file that cannot be read or parsed,
+    /// or whose root is not of the kind's shape, reads as missing evidence.
+    pub unreadable_missing: Option<Span>,
     pub span: Span,
 }
 

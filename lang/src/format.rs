@@ -358,6 +358,10 @@ impl<'a> Layout<'a> {
                             header.push_str(&format!(" in markdown after {marker} rule {}", rule.text));
                             rule.span.end
                         }
+                        Selector::Given(name) => {
+                            header.push_str(&format!(" given {}", print::quote(&name.text)));
+                            name.span.end
+                        }
                     };
                     header.push_str(" {");
                     let brace = self.open_brace(after);
@@ -365,6 +369,12 @@ impl<'a> Layout<'a> {
                     let mut members = self.schema_members(&d.checks, &d.forbids, &d.fields);
                     if let Some(into) = &d.lines_into {
                         members.push(Member::Line(into.span, format!("lines into {}", into.text)));
+                    }
+                    if let Some(into) = &d.list_into {
+                        members.push(Member::Line(into.span, format!("list into {}", into.text)));
+                    }
+                    if let Some(span) = d.unreadable_missing {
+                        members.push(Member::Line(span, "on unreadable missing".into()));
                     }
                     if let Some(span) = d.at_most_one {
                         members.push(Member::Line(span, "at most one per deployment".into()));

@@ -335,6 +335,9 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::or_one => "`or one`",
         Rule::complete_clause => "`complete`",
         Rule::markdown_selector => "`in markdown after`",
+        Rule::given_selector => "`given`",
+        Rule::list_clause => "`list into`",
+        Rule::unreadable_clause => "`on unreadable missing`",
         Rule::question_decl => "an item",
         Rule::question_var => "`for`",
         Rule::table_decl => "an item",
@@ -500,6 +503,9 @@ impl Builder {
             let marker = Name { text: unescape(string_body(&marker)), span: self.span(&marker) };
             let rule = self.name(s.next().expect("rule id"));
             Selector::Markdown { marker, rule }
+        } else if selector.as_rule() == Rule::given_selector {
+            let name = selector.into_inner().next().expect("given name");
+            Selector::Given(Name { text: unescape(string_body(&name)), span: self.span(&name) })
         } else {
             let mut tests = Vec::new();
             for t in selector.into_inner().filter(|p| p.as_rule() == Rule::key_test) {
@@ -529,12 +535,16 @@ impl Builder {
             at_most_one: None,
             fields: vec![],
             lines_into: None,
+            list_into: None,
+            unreadable_missing: None,
             span,
         };
         for p in it {
             match p.as_rule() {
                 Rule::check_rule => decl.checks.push(self.check_rule(p)),
                 Rule::lines_clause => decl.lines_into = p.into_inner().next().map(|n| self.name(n)),
+                Rule::list_clause => decl.list_into = p.into_inner().next().map(|n| self.name(n)),
+                Rule::unreadable_clause => decl.unreadable_missing = Some(self.span(&p)),
                 Rule::forbid => {
                     let span = self.span(&p);
                     let mut f = p.into_inner();

@@ -727,7 +727,10 @@ fn load(docs: &[DocText]) -> Vec<Loaded> {
 }
 
 fn inputs<'a>(docs: &'a [DocText], loaded: &'a [Loaded]) -> Vec<Input<'a>> {
-    docs.iter().zip(loaded).map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref() }).collect()
+    docs.iter()
+        .zip(loaded)
+        .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref(), given: None })
+        .collect()
 }
 
 impl Fixture {

@@ -80,6 +80,7 @@ fn document(policy: &Policy, d: &DocumentDef) -> Value {
         SelectorDef::Keys(tests) if tests.len() == 1 => test(&tests[0]),
         SelectorDef::Keys(tests) => json!({"all": tests.iter().map(test).collect::<Vec<_>>()}),
         SelectorDef::Markdown { marker, rule } => json!({"markdown": {"marker": marker, "rule": rule.rule}}),
+        SelectorDef::Given { name } => json!({"given": name}),
     };
     let forbids: Vec<Value> = d.forbids.iter().map(|f| json!({"key": f.key, "rule": f.rule})).collect();
     json!({
@@ -87,6 +88,8 @@ fn document(policy: &Policy, d: &DocumentDef) -> Value {
         "binder": d.binder,
         "all_binder": d.all_binder,
         "lines_into": d.lines_into,
+        "list_into": d.list_into,
+        "unreadable_missing": d.unreadable_missing,
         "selector": selector,
         "record": policy.records.get(d.record as usize).map(|r| r.name.clone()),
         "checks": checks(&d.checks),

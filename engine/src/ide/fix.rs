@@ -62,7 +62,7 @@ fn still_there(findings: &[Finding], finding: &Finding) -> Option<Finding> {
 /// Checks a text as the document `path`, on its own.
 fn recheck(policy: &Policy, path: &str, text: &str, format: Format) -> Vec<Finding> {
     let loaded = document::load(text, format, &Limits::default());
-    check::check(policy, &[Input { path, text, loaded: Some(&loaded) }], &[])
+    check::check(policy, &[Input { path, text, loaded: Some(&loaded), given: None }], &[])
 }
 
 impl Cx<'_> {
@@ -147,7 +147,7 @@ impl Cx<'_> {
         let loaded = Ok(self.root.clone());
         let run = check::run(
             self.policy,
-            &[Input { path: self.path, text: self.text, loaded: Some(&loaded) }],
+            &[Input { path: self.path, text: self.text, loaded: Some(&loaded), given: None }],
             &[],
             &[],
             false,
