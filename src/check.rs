@@ -306,6 +306,11 @@ fn report(
                 );
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
                 text.push_str(&body);
+                // As upstream's checker prints them: the verdicts of a check that did not fail.
+                if Summary::of(&report.findings).verdict() != Outcome::Fail {
+                    let tables = grail_engine::db::table_deployment(db, set, deployment);
+                    text.push_str(&verdict_lines(&grail_engine::table::verdicts(tables)));
+                }
                 if report.now_read {
                     text.push_str(&clock.line());
                 }
@@ -495,7 +500,7 @@ fn check_one(
         &invocation.params,
     );
     let verdicts = match args.format {
-        Format::Json => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
+        Format::Json | Format::Human => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
         _ => Vec::new(),
     };
     let findings: Vec<Finding> = run.findings;
@@ -528,6 +533,9 @@ fn check_one(
                 args.verbose,
             );
             with_layers(&mut text, &run.layers, path_of);
+            if verdict != Outcome::Fail {
+                text.push_str(&verdict_lines(&verdicts));
+            }
             if run.now_read {
                 text.push_str(&clock.line());
             }
@@ -535,6 +543,12 @@ fn check_one(
         }
     };
     Ok((text, verdict))
+}
+
+/// The verdict lines of a human report, one `- ` line each, as upstream's
+/// checker prints them under a binding it accepts.
+fn verdict_lines(verdicts: &[String]) -> String {
+    verdicts.iter().map(|v| format!("- {v}\n")).collect()
 }
 
 /// Where trust came from, in a human report (a line before its summary),

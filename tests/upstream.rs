@@ -387,9 +387,7 @@ fn message_map() -> &'static [(String, Vec<String>)] {
             .expect("docs/upstream.md");
         let section = doc.split("## Finding messages and the rules that report them").nth(1).expect("the section");
         let section = section.split("\n## ").next().unwrap_or("");
-        let ticked = |cell: &str| -> Vec<String> {
-            cell.split('`').skip(1).step_by(2).map(str::to_string).collect()
-        };
+        let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
         section
             .lines()
             .filter(|l| l.starts_with("| `"))
