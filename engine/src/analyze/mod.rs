@@ -30,6 +30,9 @@ pub struct DocText {
     /// The layer of trust the analysis binds it to (a kind whose layers are
     /// separate is checked at its most trusted layer), as `--layer NAME=FILE`.
     pub layer: Option<String>,
+    /// The name the analysis gives it under, for a kind selected by the name
+    /// a file is given under (`given "evidence"`), as `--evidence FILE` does.
+    pub given: Option<String>,
 }
 
 /// What took part in a conflict or prevents a rule from firing.

@@ -310,7 +310,18 @@ impl Search<'_> {
                 SelectorDef::Markdown { marker, .. } => (format!("{}.md", d.binder), Some(marker.clone())),
                 _ => (format!("{}.yaml", d.binder), None),
             };
-            out.push(Drawn { path, tree, marker, layer });
+            let given = match &d.selector {
+                SelectorDef::Given { name } => Some(name.clone()),
+                _ => None,
+            };
+            // `list into FIELD`: the document is the list the field holds.
+            let tree = match (&d.list_into, tree) {
+                (Some(field), model::Out::Map(fields)) => {
+                    fields.into_iter().find(|(k, _)| k == field).map_or(model::Out::List(Vec::new()), |(_, v)| v)
+                }
+                (_, tree) => tree,
+            };
+            out.push(Drawn { path, tree, marker, layer, given });
         }
         out
     }
@@ -729,7 +740,7 @@ fn load(docs: &[DocText]) -> Vec<Loaded> {
 fn inputs<'a>(docs: &'a [DocText], loaded: &'a [Loaded]) -> Vec<Input<'a>> {
     docs.iter()
         .zip(loaded)
-        .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref(), given: None })
+        .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref(), given: d.given.as_deref() })
         .collect()
 }
 
@@ -767,6 +778,7 @@ struct Drawn {
     tree: model::Out,
     marker: Option<String>,
     layer: Option<String>,
+    given: Option<String>,
 }
 
 impl Drawn {
@@ -780,7 +792,7 @@ impl Drawn {
             }
             None => model::yaml(&self.tree),
         };
-        DocText { path: self.path.clone(), text, layer: self.layer.clone() }
+        DocText { path: self.path.clone(), text, layer: self.layer.clone(), given: self.given.clone() }
     }
 }
 
