@@ -75,7 +75,11 @@ fn document(path: &str, marked: &str) -> (Database, PolicySet, SourceText, usize
     document_in(shipped, path, marked)
 }
 
-fn document_in(policy: fn(&Database) -> PolicySet, path: &str, marked: &str) -> (Database, PolicySet, SourceText, usize) {
+fn document_in(
+    policy: fn(&Database) -> PolicySet,
+    path: &str,
+    marked: &str,
+) -> (Database, PolicySet, SourceText, usize) {
     let db = Database::default();
     let set = policy(&db);
     let (text, at) = cursor(marked);
