@@ -1,6 +1,6 @@
 //! Shared by the benches (`benches/*.rs`) and the bench examples
-//! (`examples/bench_*.rs`): a seeded generator of bindings over the spec's
-//! vocabulary, grail's verdicts, and the Rego peer's (regorus evaluating
+//! (`examples/bench_*.rs`): a seeded generator of bindings in upstream's
+//! shape, grail's verdicts, and the Rego peer's (regorus evaluating
 //! `benches/rego/guardrails.rego`); the timing and the table (`timing`).
 //! `cedar.rs` is not part of it: the Cedar differential test and the Cedar
 //! peer include it by path.
@@ -18,7 +18,7 @@ use grail_engine::hir::Policy;
 use grail_engine::{Database, Finding, Outcome};
 use serde_json::{Map, Value, json};
 
-/// The Rego translation of the spec's sections 1-6 rules.
+/// The Rego translation of the rules of [`COMPARED`].
 pub const REGO: &str = include_str!("../rego/guardrails.rego");
 /// The realistic ~3 KB binding every "one binding" figure checks.
 pub const BINDING_3K: &str = include_str!("../data/binding-3k.json");
@@ -72,45 +72,81 @@ const GENERATORS: [&str; 2] = ["author", "co-author"];
 const FEATURES: [&str; 3] = ["tool-use", "long-context", "code-execution"];
 const MODALITIES: [&str; 4] = ["text", "image", "audio", "video"];
 
+/// The rules the Rego translation covers, and the only ones the agreement
+/// compares: the bounds of the matrix (`merge.ceiling` and the floors) and
+/// the vendor-hosted executor's cap. The rest of the library (schema,
+/// topology, promotion, isolation, admission, escalation) runs on grail's
+/// side, untranslated.
+pub const COMPARED: [&str; 8] = [
+    "merge.ceiling",
+    "merge.executor_cap",
+    "floor.verification_blocking",
+    "floor.ai_review",
+    "floor.min_checkers",
+    "floor.min_model_checkers",
+    "floor.cross_vendor_required",
+    "schema.version",
+];
+
 /// The `COUNT` bindings of the benchmarks, as JSON texts (valid and invalid mixed).
 pub fn bindings(seed: u64, count: usize) -> Vec<String> {
     let mut rng = Rng::new(seed);
     (0..count).map(|_| binding(&mut rng)).collect()
 }
 
-/// One binding: a plausible organisation's binding, then (for about half of
-/// them) one to four mutations that break a rule, a type or a key.
+/// The shipped floor of a verification layer per class, as upstream's matrix has it.
+fn layer_floor(layer: &str, class: &str) -> &'static str {
+    match (layer, class) {
+        (_, "C1") => "not-required",
+        ("deterministic", _) | (_, "C4" | "C5") => "blocking",
+        (_, "C2") => "not-required",
+        _ => "advisory",
+    }
+}
+
+/// One binding in upstream's shape (its `valid.json`, every required key
+/// there): a plausible organisation's binding, then (for about half of
+/// them) one to four mutations that break a bound, a rule or a key.
 pub fn binding(rng: &mut Rng) -> String {
     let sloppy = rng.chance(10);
     let mut b = Map::new();
     b.insert("schema_version".into(), json!("1.0"));
-    if rng.chance(80) {
-        b.insert("executor_class".into(), json!(if rng.chance(85) { "self-operated" } else { "vendor-hosted" }));
+    b.insert("executor_class".into(), json!(if rng.chance(85) { "self-operated" } else { "vendor-hosted" }));
+    b.insert("dispatch_posture".into(), json!(if rng.chance(70) { "human-gated-only" } else { "autonomous-enabled" }));
+    b.insert(
+        "isolation_bindings".into(),
+        json!({"ci-pool-a": {"L2": {
+            "substrate": "egress-denied-container-pool",
+            "substrate_class": "container",
+            "host_interop": "none",
+            "component_reachable_hosts": ["example.com"],
+            "probe_evidence": "probe-transcripts/ci-pool-a-l2.json",
+            "runtime_markers": {"runner-pool": "ci-pool-a", "region": "us-east"}
+        }}}),
+    );
+    let mut merge = Map::new();
+    for c in CLASSES {
+        // Within the matrix's cap (auto for C2 and C3 only), unless sloppy.
+        let auto = if c == "C2" || c == "C3" { rng.chance(40) } else { sloppy && rng.chance(30) };
+        merge.insert(c.into(), json!(if auto { "auto" } else { "human" }));
     }
-    for (key, values) in [
-        ("merge_policy", &["human", "auto"][..]),
-        ("verification_blocking", &["blocking", "blocking", "advisory"][..]),
-        ("security_review", &["blocking", "blocking", "advisory"][..]),
-    ] {
-        if rng.chance(75) {
-            let mut m = Map::new();
-            for c in CLASSES {
-                if rng.chance(45) {
-                    // Within the matrix's bounds, unless sloppy.
-                    let bounded = (key == "merge_policy" || key == "verification_blocking") && c >= "C3";
-                    let v = if bounded && !sloppy { values[0] } else { *rng.pick(values) };
-                    m.insert(c.into(), json!(v));
-                }
-            }
-            b.insert(key.into(), Value::Object(m));
+    b.insert("merge_policy".into(), Value::Object(merge));
+    let mut blocking = Map::new();
+    for layer in ["deterministic", "ai-review"] {
+        let mut m = Map::new();
+        for c in CLASSES {
+            let v = if rng.chance(if sloppy { 40 } else { 10 }) {
+                *rng.pick(&["blocking", "advisory", "not-required"])
+            } else if rng.chance(20) {
+                "blocking"
+            } else {
+                layer_floor(layer, c)
+            };
+            m.insert(c.into(), json!(v));
         }
+        blocking.insert(layer.into(), Value::Object(m));
     }
-    let mut routes = Map::new();
-    routes.insert("verification-divergence".into(), json!("security-oncall"));
-    if rng.chance(50) {
-        routes.insert("floor-breach".into(), json!("platform-oncall"));
-    }
-    b.insert("escalation_routes".into(), Value::Object(routes));
+    b.insert("verification_blocking".into(), Value::Object(blocking));
     if rng.chance(90) {
         let mut topo = Map::new();
         for c in CLASSES {
@@ -120,6 +156,34 @@ pub fn binding(rng: &mut Rng) -> String {
         }
         b.insert("verification_topology".into(), Value::Object(topo));
     }
+    let events = [
+        "gate-failure",
+        "verification-divergence",
+        "admission-rejection",
+        "demotion",
+        "structural-plan-approval",
+        "untrusted-provenance",
+    ];
+    let routes: Map<String, Value> =
+        events.iter().map(|e| (e.to_string(), json!(format!("queue:escalations/{e}")))).collect();
+    b.insert("escalation_routes".into(), Value::Object(routes));
+    let rules: Vec<Value> = CLASSES
+        .iter()
+        .map(|c| {
+            let d = if *c <= "C2" { "autonomous-eligible" } else { "human-gated" };
+            json!({"signal_class": "*", "provenance": "*", "work_class": c, "disposition": d})
+        })
+        .collect();
+    b.insert(
+        "admission".into(),
+        json!({
+            "classification": {"tracker-vcs-event": {"autonomy:audit": "C1", "autonomy:mechanical": "C2",
+                "autonomy:scoped": "C3", "autonomy:structural": "C4", "autonomy:untrusted": "C5"}},
+            "rules": rules,
+            "autonomous_concurrency": 1,
+            "items_per_run": 3
+        }),
+    );
     let mut doc = Value::Object(b);
     if rng.chance(50) {
         for _ in 0..1 + rng.below(4) {
@@ -129,88 +193,76 @@ pub fn binding(rng: &mut Rng) -> String {
     doc.to_string()
 }
 
-/// A class's topology: consistent with its floors (and the binding's own
-/// minimums) unless `sloppy`, when slots and relations go missing at random.
+/// A class's topology, its four keys declared: consistent with its floors
+/// unless `sloppy`, when counts go below them and slots and relations go
+/// missing at random.
 fn topology(rng: &mut Rng, class: &str, sloppy: bool) -> Value {
     let strict = class >= "C4";
     let mut t = Map::new();
-    let (floor, model_floor) = match class {
+    let (floor, model_floor): (usize, usize) = match class {
         "C1" | "C2" => (1, 0),
         "C3" => (2, 1),
         _ => (3, 2),
     };
-    let mut need = floor;
-    let mut need_models = model_floor;
-    if rng.chance(60) {
-        need = floor + rng.below(2);
-        t.insert("min_checkers".into(), json!(need));
+    let need = if sloppy { (floor + rng.below(2)).saturating_sub(rng.below(2)).max(1) } else { floor + rng.below(2) };
+    let need_models = if sloppy { model_floor.saturating_sub(rng.below(2)) } else { model_floor + rng.below(2) };
+    t.insert("min_checkers".into(), json!(need));
+    t.insert("min_model_checkers".into(), json!(need_models));
+    let cross = if sloppy { rng.chance(50) } else { strict || rng.chance(10) };
+    t.insert("cross_vendor_required".into(), json!(cross));
+    let drop = if sloppy { 12 } else { 1 };
+    let mut roles = Vec::new();
+    let generators: Vec<&str> = GENERATORS[..if rng.chance(85) { 1 } else { 2 }].to_vec();
+    for g in &generators {
+        roles.push(json!({"name": g, "role": "generator"}));
     }
-    if rng.chance(40) {
-        need_models = model_floor + rng.below(2);
-        t.insert("min_model_checkers".into(), json!(need_models));
+    let mut models = need_models.max(1).max(if cross { 2 } else { 1 }) + rng.below(2);
+    let mut scanners = need.saturating_sub(models) + rng.below(2);
+    if sloppy {
+        models = 1 + rng.below(3);
+        scanners = rng.below(3);
     }
-    let cross = strict || rng.chance(10);
-    if rng.chance(40) {
-        t.insert("cross_vendor_required".into(), json!(cross));
+    for i in 0..scanners {
+        let scanner = if rng.chance(drop) { SCANNERS[0] } else { SCANNERS[i % SCANNERS.len()] };
+        roles.push(json!({"name": format!("scan-{i}"), "role": "checker", "scanner_class": scanner}));
     }
-    if rng.chance(92) {
-        let drop = if sloppy { 12 } else { 1 };
-        let mut roles = Vec::new();
-        let generators: Vec<&str> = GENERATORS[..if rng.chance(85) { 1 } else { 2 }].to_vec();
-        for g in &generators {
-            roles.push(json!({"name": g, "role": "generator"}));
+    let mut declared: Vec<&str> = Vec::new();
+    for name in MODELS.iter().take(models.min(MODELS.len())) {
+        let mut s = Map::new();
+        s.insert("name".into(), json!(name));
+        let cross_checker = cross && rng.chance(40);
+        s.insert("role".into(), json!(if cross_checker { "cross_vendor_checker" } else { "checker" }));
+        let vendor = cross || rng.chance(30);
+        let mut vendor_from = Vec::new();
+        let mut model_from = Vec::new();
+        for g in generators.iter().chain(&declared) {
+            if !rng.chance(drop) {
+                if vendor { vendor_from.push(*g) } else { model_from.push(*g) }
+            }
         }
-        let mut models = need_models.max(1).max(if cross { 2 } else { 1 }) + rng.below(2);
-        let mut scanners = need.saturating_sub(models) + rng.below(2);
-        if sloppy {
-            models = 1 + rng.below(3);
-            scanners = rng.below(3);
+        if !model_from.is_empty() {
+            s.insert("distinct_model_from".into(), json!(model_from));
         }
-        for i in 0..scanners {
-            let scanner = if rng.chance(drop) { SCANNERS[0] } else { SCANNERS[i % SCANNERS.len()] };
-            roles.push(json!({"name": format!("scan-{i}"), "role": "checker", "scanner_class": scanner}));
+        if !vendor_from.is_empty() {
+            s.insert("distinct_vendor_from".into(), json!(vendor_from));
         }
-        let mut declared: Vec<&str> = Vec::new();
-        for name in MODELS.iter().take(models.min(MODELS.len())) {
-            let mut s = Map::new();
-            s.insert("name".into(), json!(name));
-            let cross_checker = cross && rng.chance(40);
-            s.insert("role".into(), json!(if cross_checker { "cross_vendor_checker" } else { "checker" }));
-            let vendor = cross || rng.chance(30);
-            let mut vendor_from = Vec::new();
-            let mut model_from = Vec::new();
-            for g in generators.iter().chain(&declared) {
-                if !rng.chance(drop) {
-                    if vendor { vendor_from.push(*g) } else { model_from.push(*g) }
-                }
-            }
-            if !model_from.is_empty() {
-                s.insert("distinct_model_from".into(), json!(model_from));
-            }
-            if !vendor_from.is_empty() {
-                s.insert("distinct_vendor_from".into(), json!(vendor_from));
-            }
-            if rng.chance(15) {
-                s.insert("not_weaker_than".into(), json!([generators[0]]));
-            }
-            if rng.chance(25) {
-                s.insert("min_context_tokens".into(), json!(32_000 * (1 + rng.below(8))));
-            }
-            if rng.chance(20) {
-                let n = 1 + rng.below(2);
-                s.insert("requires_modality".into(), json!(MODALITIES[..n]));
-            }
-            if rng.chance(15) {
-                s.insert("requires_feature".into(), json!([rng.pick(&FEATURES)]));
-            }
-            roles.push(Value::Object(s));
-            declared.push(name);
+        if rng.chance(25) {
+            s.insert("min_context_tokens".into(), json!(32_000 * (1 + rng.below(8))));
         }
         if rng.chance(20) {
-            roles.push(json!({"name": "ranker", "role": "ranker"}));
+            let n = 1 + rng.below(2);
+            s.insert("requires_modality".into(), json!(MODALITIES[..n]));
         }
-        t.insert("roles".into(), Value::Array(roles));
+        if rng.chance(15) {
+            s.insert("requires_feature".into(), json!([rng.pick(&FEATURES)]));
+        }
+        roles.push(Value::Object(s));
+        declared.push(name);
     }
+    if rng.chance(20) {
+        roles.push(json!({"name": "ranker", "role": "ranker"}));
+    }
+    t.insert("roles".into(), Value::Array(roles));
     Value::Object(t)
 }
 
@@ -244,80 +296,45 @@ fn top(doc: &mut Value) -> &mut Map<String, Value> {
     doc.as_object_mut().expect("a binding is a mapping")
 }
 
-fn map_of<'a>(doc: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
-    let top = top(doc);
-    if !top.get(key).is_some_and(Value::is_object) {
-        top.insert(key.into(), json!({}));
+fn map_of<'a>(doc: &'a mut Value, path: &[&str]) -> &'a mut Map<String, Value> {
+    let mut here = top(doc);
+    for key in path {
+        if !here.get(*key).is_some_and(Value::is_object) {
+            here.insert(key.to_string(), json!({}));
+        }
+        here = here.get_mut(*key).and_then(Value::as_object_mut).expect("just inserted");
     }
-    top.get_mut(key).and_then(Value::as_object_mut).expect("just inserted")
+    here
 }
 
-/// One mutation: a rule broken, a value of the wrong type, a key out of the schema.
+/// One mutation: a bound loosened, a rule broken, a key out of the schema.
 fn mutate(rng: &mut Rng, doc: &mut Value) {
     let class = *rng.pick(&CLASSES);
-    match rng.below(30) {
-        0 => drop(top(doc).remove("schema_version")),
-        1 => drop(top(doc).insert("schema_version".into(), json!(*rng.pick(&["2.0", "1", ""])))),
-        2 => drop(top(doc).insert("schema_version".into(), json!(1))),
-        3 => drop(
-            top(doc).insert("executor_class".into(), json!(*rng.pick(&["vendor-hosted", "cloud", "Self-Operated"]))),
-        ),
-        4 => drop(map_of(doc, "merge_policy").insert(class.into(), json!("auto"))),
-        5 => drop(map_of(doc, "merge_policy").insert(class.into(), json!(*rng.pick(&["robot", "Auto"])))),
+    match rng.below(16) {
+        0 => drop(top(doc).insert("schema_version".into(), json!(*rng.pick(&["2.0", "1", "1.1"])))),
+        1 => drop(top(doc).insert("executor_class".into(), json!("vendor-hosted"))),
+        2 => drop(map_of(doc, &["merge_policy"]).insert(class.into(), json!("auto"))),
+        3 => {
+            let layer = *rng.pick(&["deterministic", "ai-review"]);
+            let v = *rng.pick(&["advisory", "not-required"]);
+            map_of(doc, &["verification_blocking", layer]).insert(class.into(), json!(v));
+        }
+        4 => {
+            if let Some(t) = some_topology(rng, doc) {
+                t.insert("min_checkers".into(), json!(1 + rng.below(2)));
+            }
+        }
+        5 => {
+            if let Some(t) = some_topology(rng, doc) {
+                t.insert("min_model_checkers".into(), json!(rng.below(3)));
+            }
+        }
         6 => {
-            let field = *rng.pick(&["merge_policy", "security_review", "verification_blocking"]);
-            map_of(doc, field).insert("C9".into(), json!("human"));
-        }
-        7 => drop(
-            top(doc).insert(
-                rng.pick(&["merge_policy", "verification_blocking", "security_review", "verification_topology"])
-                    .to_string(),
-                json!(*rng.pick(&["auto", "blocking"])),
-            ),
-        ),
-        8 => drop(
-            map_of(doc, "verification_blocking")
-                .insert(class.into(), json!(*rng.pick(&["advisory", "off", "sometimes"]))),
-        ),
-        9 => drop(
-            map_of(doc, "security_review")
-                .insert(class.into(), [json!("advisory"), json!("off"), json!(3)][rng.below(3)].clone()),
-        ),
-        10 => {
-            let routes = map_of(doc, "escalation_routes");
-            routes.remove("verification-divergence");
-            if rng.chance(30) {
-                routes.insert("verification_divergence".into(), json!("security-oncall"));
-            }
-        }
-        11 => drop(top(doc).remove("escalation_routes")),
-        12 => drop(map_of(doc, "escalation_routes").insert("floor-breach".into(), json!(7))),
-        13 => {
             if let Some(t) = some_topology(rng, doc) {
-                let v = match rng.below(4) {
-                    0 => json!(0),
-                    1 => json!("two"),
-                    _ => json!(1 + rng.below(2)),
-                };
-                t.insert("min_checkers".into(), v);
+                t.insert("cross_vendor_required".into(), json!(false));
             }
         }
-        14 => {
-            if let Some(t) = some_topology(rng, doc) {
-                let v = match rng.below(3) {
-                    0 => json!(-1),
-                    1 => json!(0),
-                    _ => json!(3),
-                };
-                t.insert("min_model_checkers".into(), v);
-            }
-        }
-        15 => {
-            if let Some(t) = some_topology(rng, doc) {
-                t.insert("cross_vendor_required".into(), if rng.chance(70) { json!(false) } else { json!("yes") });
-            }
-        }
-        16 => {
+        7 => {
             // A slot declared twice (same name, maybe different attributes).
             if let Some(t) = some_topology(rng, doc)
                 && let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut)
@@ -328,41 +345,24 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
                 roles.push(copy);
             }
         }
-        17 => {
+        8 => {
             if let Some(s) = some_slot(rng, doc) {
                 let name = s.get("name").cloned().unwrap_or(json!("x"));
                 let target = if rng.chance(50) { name } else { json!("ghost") };
-                s.insert(
-                    rng.pick(&["distinct_model_from", "distinct_vendor_from", "not_weaker_than"]).to_string(),
-                    json!([target]),
-                );
+                s.insert(rng.pick(&["distinct_model_from", "distinct_vendor_from"]).to_string(), json!([target]));
             }
         }
-        18 => {
+        9 => {
             if let Some(s) = some_slot(rng, doc) {
                 s.insert("scanner_class".into(), json!("static-analysis"));
             }
         }
-        19 => {
+        10 => {
             if let Some(s) = some_slot(rng, doc) {
                 s.insert(rng.pick(&["vendor", "model", "temperature"]).to_string(), json!("x"));
             }
         }
-        20 => {
-            if let Some(s) = some_slot(rng, doc) {
-                if rng.chance(50) {
-                    s.remove("name");
-                } else {
-                    s.insert("name".into(), json!(42));
-                }
-            }
-        }
-        21 => {
-            if let Some(s) = some_slot(rng, doc) {
-                s.insert("role".into(), json!(*rng.pick(&["auditor", "Checker", "reviewer"])));
-            }
-        }
-        22 => {
+        11 => {
             // The generators removed, or one checker's relations dropped.
             if let Some(t) = some_topology(rng, doc)
                 && let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut)
@@ -377,71 +377,30 @@ fn mutate(rng: &mut Rng, doc: &mut Value) {
                 }
             }
         }
-        23 => {
-            if let Some(s) = some_slot(rng, doc) {
-                let v = match rng.below(3) {
-                    0 => json!("author"),
-                    1 => json!([1, "author"]),
-                    _ => json!(null),
-                };
-                s.insert(rng.pick(&["distinct_model_from", "distinct_vendor_from"]).to_string(), v);
-            }
-        }
-        24 => {
+        12 => {
             if let Some(s) = some_slot(rng, doc) {
                 match rng.below(3) {
-                    0 => drop(s.insert("min_context_tokens".into(), json!(0))),
-                    1 => drop(s.insert("requires_modality".into(), json!(["text", "smell"]))),
-                    _ => drop(s.insert("requires_feature".into(), json!("tool-use"))),
+                    0 => drop(s.insert("requires_modality".into(), json!(["text", "text"]))),
+                    1 => drop(s.insert("requires_feature".into(), json!([]))),
+                    _ => drop(s.insert("distinct_model_from".into(), json!("author"))),
                 }
             }
         }
-        25 => {
-            // A slot that is not a mapping, or roles that are not a list, or a topology that is not a mapping.
-            let pick = rng.below(3);
-            if let Some(t) = some_topology(rng, doc) {
-                match pick {
-                    0 => {
-                        if let Some(roles) = t.get_mut("roles").and_then(Value::as_array_mut) {
-                            roles.push(json!("reviewer-z"));
-                        }
-                    }
-                    1 => drop(t.insert("roles".into(), json!("author, reviewer-a"))),
-                    _ => drop(t.insert("min_checkers".into(), json!(null))),
-                }
-            }
-            if pick == 2 && rng.chance(50) {
-                map_of(doc, "verification_topology").insert(class.into(), json!([]));
-            }
-        }
-        26 => {
-            let where_ = rng.below(3);
-            let text = json!("approved by the CTO");
-            match where_ {
-                0 => drop(top(doc).insert("override_justification".into(), text)),
-                1 => {
-                    if let Some(t) = some_topology(rng, doc) {
-                        t.insert("override_justification".into(), text);
-                    }
-                }
-                _ => {
-                    if let Some(s) = some_slot(rng, doc) {
-                        s.insert("override_justification".into(), text);
-                    }
-                }
-            }
-        }
-        27 => drop(top(doc).insert(rng.pick(&["notes", "owner", "merge_polcy"]).to_string(), json!("x"))),
-        28 => {
-            if let Some(t) = some_topology(rng, doc) {
-                t.insert(rng.pick(&["min_checker", "reviewers"]).to_string(), json!(2));
-            }
+        13 => drop(top(doc).insert(rng.pick(&["notes", "owner", "merge_polcy"]).to_string(), json!("x"))),
+        14 => {
+            let cell = *rng.pick(&["C2-auto-merge", "C3-auto-merge", "C3-ai-review-blocking"]);
+            map_of(doc, &["promotion_state"]).insert(
+                cell.into(),
+                json!({"state": "promoted", "ratified_by_change": "change/1", "evidence_window": "30d",
+                    "ratified_at": "2026-06-30T00:00:00Z"}),
+            );
         }
         _ => {
             // A topology for a class that had none, with too few checkers.
-            map_of(doc, "verification_topology").insert(
+            map_of(doc, &["verification_topology"]).insert(
                 class.into(),
-                json!({"roles": [{"name": "author", "role": "generator"}, {"name": "reviewer-a", "role": "checker"}]}),
+                json!({"min_checkers": 1, "min_model_checkers": 0, "cross_vendor_required": false,
+                    "roles": [{"name": "author", "role": "generator"}, {"name": "reviewer-a", "role": "checker"}]}),
             );
         }
     }
@@ -573,8 +532,13 @@ pub fn grail_check(policy: &Policy, text: &str) -> Vec<Finding> {
 /// (rule, subject, outcome) of a finding.
 pub type Verdict = (String, String, String);
 
-/// grail's FAIL and UNKNOWN findings.
+/// grail's FAIL and UNKNOWN findings of the rules the Rego translation covers ([`COMPARED`]).
 pub fn grail_verdicts(findings: &[Finding]) -> BTreeSet<Verdict> {
+    all_verdicts(findings).into_iter().filter(|(rule, ..)| COMPARED.contains(&rule.as_str())).collect()
+}
+
+/// grail's FAIL and UNKNOWN findings, of every rule.
+pub fn all_verdicts(findings: &[Finding]) -> BTreeSet<Verdict> {
     findings
         .iter()
         .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
@@ -629,7 +593,7 @@ pub fn tally(policy: &Policy, docs: &[String]) -> std::collections::BTreeMap<(St
     let mut out = std::collections::BTreeMap::new();
     for doc in docs {
         let seen: BTreeSet<(String, String)> =
-            grail_verdicts(&grail_check(policy, doc)).into_iter().map(|(r, _, o)| (r, o)).collect();
+            all_verdicts(&grail_check(policy, doc)).into_iter().map(|(r, _, o)| (r, o)).collect();
         for k in seen {
             *out.entry(k).or_default() += 1;
         }

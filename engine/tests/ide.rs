@@ -10,6 +10,61 @@ fn shipped(db: &Database) -> PolicySet {
     grail_engine::shipped::policy_set(db)
 }
 
+/// A policy of the test's own, for what the shipped library does not declare:
+/// a map whose missing keys take matrix defaults under a ceiling, and a
+/// forbidden key.
+const GATES: &str = "/// A risk tier.
+enum Tier ordered { T1 T2 T3 }
+
+/// Who opens a gate: `human` is tighter than `auto`.
+enum Gate tightest_first { human auto }
+
+/// Shipped defaults and caps per tier.
+matrix limits by Tier {
+  columns gate: Gate, cap: Gate
+  T1: auto auto
+  T2: human auto
+  T3: human human
+}
+
+/// A gate configuration.
+document Conf as conf where kind absent {
+  on syntax rule conf.syntax
+  on duplicate_key rule conf.duplicate_key
+  on unknown_key rule conf.unknown_key
+  on type rule conf.type
+  forbid key \"bypass\" anywhere rule conf.no_bypass
+  version?: string
+  /// Who owns the configuration.
+  owners?: list string
+  /// Who reviews it.
+  reviewers?: list string
+  /// Per tier, who opens the gate.
+  gates?: map Tier -> Gate
+    default limits.gate
+    ceiling limits.cap rule conf.gate_cap
+}
+
+/// A tier whose gate opens on its own is audited.
+rule conf.audited
+  for t, g in conf.gates
+  require g == \"human\" or t != \"T3\"
+    else fail \"{t} opens on its own\"
+  at g
+
+/// Every owner reviews.
+rule conf.reviewed
+  when present(conf.owners) and present(conf.reviewers) else \"no owners or no reviewers\"
+  require every o in conf.owners: o in conf.reviewers
+    else fail \"an owner does not review\"
+  at conf.reviewers
+";
+
+/// The policy set of [`GATES`] alone.
+fn gates(db: &Database) -> PolicySet {
+    PolicySet::new(db, vec![SourceText::new(db, "policy.grail".into(), GATES.into(), None)])
+}
+
 /// The text without its `$0` mark, and the mark's offset.
 fn cursor(marked: &str) -> (String, usize) {
     let at = marked.find("$0").expect("a `$0` mark");
@@ -17,8 +72,16 @@ fn cursor(marked: &str) -> (String, usize) {
 }
 
 fn document(path: &str, marked: &str) -> (Database, PolicySet, SourceText, usize) {
+    document_in(shipped, path, marked)
+}
+
+fn document_in(
+    policy: fn(&Database) -> PolicySet,
+    path: &str,
+    marked: &str,
+) -> (Database, PolicySet, SourceText, usize) {
     let db = Database::default();
-    let set = shipped(&db);
+    let set = policy(&db);
     let (text, at) = cursor(marked);
     let doc = SourceText::new(&db, path.into(), text, None);
     (db, set, doc, at)
@@ -32,7 +95,11 @@ fn in_policy(db: &Database, set: PolicySet, name: &str, needle: &str, k: usize) 
 }
 
 fn hover(path: &str, marked: &str) -> String {
-    let (db, set, doc, at) = document(path, marked);
+    hover_in(shipped, path, marked)
+}
+
+fn hover_in(policy: fn(&Database) -> PolicySet, path: &str, marked: &str) -> String {
+    let (db, set, doc, at) = document_in(policy, path, marked);
     ide::hover(&db, set, doc, at).map(|h| h.markdown).unwrap_or_default()
 }
 
@@ -52,8 +119,12 @@ fn failing(db: &Database, set: PolicySet, doc: SourceText, rule: &str) -> Vec<Fi
 /// Applies the single fix of the first finding of `rule` and returns the new text and the fix;
 /// the finding must be gone afterwards.
 fn fixed(path: &str, text: &str, rule: &str) -> (String, Fix) {
+    fixed_in(shipped, path, text, rule)
+}
+
+fn fixed_in(policy: fn(&Database) -> PolicySet, path: &str, text: &str, rule: &str) -> (String, Fix) {
     let db = Database::default();
-    let set = shipped(&db);
+    let set = policy(&db);
     let doc = SourceText::new(&db, path.into(), text.into(), None);
     let finding = failing(&db, set, doc, rule).into_iter().next().unwrap_or_else(|| panic!("`{rule}` fails"));
     let fixes = ide::fixes(&db, set, doc, &finding);
@@ -81,7 +152,7 @@ fn hover_on_a_binding_key_shows_type_docs_value_floor_and_readers() {
     let text = TOPOLOGY.replace("min_checkers: 1", "min_$0checkers: 1");
     let h = hover("b.yaml", &text);
     assert!(h.contains("**`verification_topology.C3.min_checkers`**: `int >= 1`"), "{h}");
-    assert!(h.contains("How many distinct checker slots"), "{h}");
+    assert!(h.contains("How many distinct checker roles"), "{h}");
     assert!(h.contains("value `1` (set in this document, line 4)"), "{h}");
     assert!(h.contains("floor `2` (`guardrails.min_checkers[C3]`, rule `floor.min_checkers`"), "{h}");
     assert!(h.contains("`topology.checker_count`"), "{h}");
@@ -89,11 +160,12 @@ fn hover_on_a_binding_key_shows_type_docs_value_floor_and_readers() {
 
 #[test]
 fn hover_on_a_map_shows_defaults_with_their_origin() {
-    let h = hover("b.yaml", "schema_version: \"1.0\"\nmerge_$0policy: {C1: auto}\n");
-    assert!(h.contains("`C1`: `auto` (set in this document, line 2)"), "{h}");
-    assert!(h.contains("`C2`: `human` (policy default, policies/guardrails/matrix.grail:"), "{h}");
-    assert!(h.contains("ceiling `guardrails.merge_ceiling`"), "{h}");
-    assert!(h.contains("`merge.ceiling`"), "{h}");
+    let h = hover_in(gates, "c.yaml", "version: \"1\"\ngat$0es: {T1: human}\n");
+    assert!(h.contains("`T1`: `human` (set in this document, line 2)"), "{h}");
+    assert!(h.contains("`T2`: `human` (policy default, policy.grail:"), "{h}");
+    assert!(h.contains("ceiling `limits.cap`"), "{h}");
+    assert!(h.contains("`conf.gate_cap`"), "{h}");
+    assert!(h.contains("`conf.audited`"), "{h}");
 }
 
 #[test]
@@ -103,10 +175,10 @@ fn hover_in_a_policy_names_the_declaration() {
     let (file, at) = in_policy(&db, set, "topology.grail", "t.roles", 3);
     let h = ide::hover(&db, set, file, at).expect("hover").markdown;
     assert!(h.contains("field `roles` of `Topology`"), "{h}");
-    assert!(h.contains("roles?: list Slot unique rule topology.duplicate_slot"), "{h}");
+    assert!(h.contains("roles: list Slot grows tighter"), "{h}");
     let (file, at) = in_policy(&db, set, "topology.grail", "rule topology.pairwise_distinct", 6);
     let h = ide::hover(&db, set, file, at).expect("hover").markdown;
-    assert!(h.contains("No two model slots may be indistinguishable."), "{h}");
+    assert!(h.contains("No two model-adjudicated checkers may be one"), "{h}");
     let (file, at) = in_policy(&db, set, "topology.grail", "for c, t in", 7);
     let h = ide::hover(&db, set, file, at).expect("hover").markdown;
     assert!(h.contains("t: Topology"), "{h}");
@@ -136,9 +208,9 @@ fn definition_and_references_in_a_policy() {
     let target = set.files(&db)[targets[0].file as usize];
     assert!(target.path(&db).ends_with("slots.grail"));
     let refs = ide::references(&db, set, file, at, false);
-    assert_eq!(refs.len(), 7, "every call of `model_slots`: {refs:?}");
+    assert_eq!(refs.len(), 5, "every call of `model_slots`: {refs:?}");
     // `s.name` in a function body resolves through the call's argument types.
-    let (file, at) = in_policy(&db, set, "binding.grail", "  name: id", 2);
+    let (file, at) = in_policy(&db, set, "binding.grail", "  name: text", 2);
     let refs = ide::references(&db, set, file, at, true);
     let files: Vec<&str> = refs.iter().map(|l| set.files(&db)[l.file as usize].path(&db).as_str()).collect();
     assert!(files.iter().any(|f| f.ends_with("slots.grail")), "{files:?}");
@@ -179,9 +251,9 @@ fn fix_raises_a_value_to_its_floor() {
     let (new, fix) = fixed("b.yaml", TOPOLOGY, "floor.min_checkers");
     assert!(new.contains("min_checkers: 2\n"), "{new}");
     assert_eq!(fix.title, "set `verification_topology.C3.min_checkers` to its floor `2`");
-    let json = "{\"verification_blocking\": {\"C4\": \"advisory\"}}";
+    let json = "{\"verification_blocking\": {\"deterministic\": {\"C4\": \"advisory\"}}}";
     let (new, _) = fixed("b.json", json, "floor.verification_blocking");
-    assert_eq!(new, "{\"verification_blocking\": {\"C4\": \"blocking\"}}");
+    assert_eq!(new, "{\"verification_blocking\": {\"deterministic\": {\"C4\": \"blocking\"}}}");
     let (new, _) = fixed("b.yaml", "merge_policy:\n  C4: 'auto'\n", "merge.ceiling");
     assert_eq!(new, "merge_policy:\n  C4: human\n");
 }
@@ -202,16 +274,25 @@ fn fix_removes_an_unknown_key() {
     assert_eq!(new, "{\"schema_version\": \"1.0\"}");
     let (new, _) = fixed("b.json", "{\n  \"extra\": [1, 2],\n  \"schema_version\": \"1.0\"\n}\n", "schema.unknown_key");
     assert_eq!(new, "{\n  \"schema_version\": \"1.0\"\n}\n");
-    let (new, _) = fixed("b.yaml", "schema_version: \"1.0\"\noverride_justification: because\n", "floor.no_override");
-    assert_eq!(new, "schema_version: \"1.0\"\n");
+    // A forbidden key is removed too.
+    let (new, fix) = fixed_in(gates, "c.yaml", "version: \"1\"\nbypass: because\n", "conf.no_bypass");
+    assert_eq!(new, "version: \"1\"\n");
+    assert_eq!(fix.title, "remove `bypass`");
 }
 
 #[test]
 fn fix_declares_a_slot_distinct_from_every_generator() {
-    let two = TOPOLOGY.replace("      - {name: lint", "      - {name: fixer, role: generator}\n      - {name: lint");
+    // Two generators, a checker distinct from neither: one is enough, the first.
+    let two = TOPOLOGY
+        .replace("      - {name: lint", "      - {name: fixer, role: generator}\n      - {name: lint")
+        .replace("distinct_model_from: [author]", "distinct_model_from: [lint]");
     let (new, fix) = fixed("b.yaml", &two, "topology.generator_independence");
-    assert!(new.contains("distinct_model_from: [author, fixer]}"), "{new}");
-    assert_eq!(fix.title, "add `fixer` to `distinct_model_from` of `reviewer-a`");
+    assert!(new.contains("distinct_model_from: [lint, author]}"), "{new}");
+    assert_eq!(fix.title, "add `author` to `distinct_model_from` of `reviewer-a`");
+    // Every member the rule finds missing is added, one after the other.
+    let (new, fix) = fixed_in(gates, "c.yaml", "owners: [ana, bo, cy]\nreviewers: [bo]\n", "conf.reviewed");
+    assert_eq!(new, "owners: [ana, bo, cy]\nreviewers: [bo, ana, cy]\n");
+    assert_eq!(fix.title, "add `ana`, `cy` to `reviewers` of `Conf`");
     // No list yet: the key is added.
     let none = TOPOLOGY.replace(", distinct_model_from: [author]", "");
     let (new, _) = fixed("b.yaml", &none, "topology.generator_independence");

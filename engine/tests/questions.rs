@@ -3,7 +3,7 @@
 use grail_engine::db::decide_deployment;
 use grail_engine::{Database, Deployment, SourceText};
 
-/// The time of the checks here: nine days after the transcripts' capture.
+/// The time of the checks here.
 const NOW: &str = "2026-08-20T00:00:00Z";
 
 fn answers(binding: &str) -> Vec<(String, Vec<String>, bool)> {
@@ -30,22 +30,61 @@ fn allowed(answers: &[(String, Vec<String>, bool)], question: &str, tuple: &[&st
         .2
 }
 
+/// An upstream-shaped binding: C2 and C3 bound `auto`, every promotable cell
+/// ratified, C3's model review advisory, C4 bound `auto` above its ceiling.
 const GATED: &str = r#"
 schema_version: "1.0"
 executor_class: self-operated
-merge_policy: {C1: auto, C3: auto, C4: auto}
-verification_blocking: {C3: blocking}
-security_review: {C3: advisory}
-escalation_routes: {verification-divergence: oncall}
+isolation_bindings:
+  ci-pool-a:
+    L2:
+      substrate: egress-denied-container-pool
+      substrate_class: container
+      host_interop: none
+      component_reachable_hosts: [example.com]
+      probe_evidence: probe-transcripts/ci-pool-a-l2.json
+      runtime_markers: {runner-pool: ci-pool-a}
+merge_policy: {C1: human, C2: auto, C3: auto, C4: auto, C5: human}
+verification_blocking:
+  deterministic: {C1: not-required, C2: blocking, C3: blocking, C4: blocking, C5: blocking}
+  ai-review: {C1: not-required, C2: not-required, C3: advisory, C4: blocking, C5: blocking}
+promotion_state:
+  C2-auto-merge: {state: promoted, ratified_by_change: "change/101", evidence_window: 30d, ratified_at: "2026-08-01T00:00:00Z"}
+  C3-auto-merge: {state: promoted, ratified_by_change: "change/102", evidence_window: 30d, ratified_at: "2026-08-01T00:00:00Z"}
+  C3-ai-review-blocking: {state: promoted, ratified_by_change: "change/103", evidence_window: 30d, ratified_at: "2026-08-01T00:00:00Z"}
+escalation_routes:
+  gate-failure: queue:escalations/gate-failure
+  verification-divergence: queue:escalations/verification-divergence
+  admission-rejection: queue:escalations/admission-rejection
+  demotion: queue:escalations/demotion
+  structural-plan-approval: queue:escalations/structural-plan-approval
+  untrusted-provenance: queue:escalations/untrusted-provenance
+admission:
+  classification:
+    tracker-vcs-event: {autonomy:audit: C1, autonomy:mechanical: C2}
+  rules:
+    - {signal_class: "*", provenance: "*", work_class: C1, disposition: autonomous-eligible}
+    - {signal_class: "*", provenance: "*", work_class: C2, disposition: autonomous-eligible}
+    - {signal_class: "*", provenance: "*", work_class: C3, disposition: human-gated}
+    - {signal_class: "*", provenance: "*", work_class: C4, disposition: human-gated}
+    - {signal_class: "*", provenance: "*", work_class: C5, disposition: human-gated}
+  autonomous_concurrency: 1
+  items_per_run: 3
 "#;
 
 #[test]
 fn auto_merge_only_where_every_gate_holds() {
     let a = answers(GATED);
-    assert!(allowed(&a, "merge.auto_merge", &["C1"]));
-    assert!(!allowed(&a, "merge.auto_merge", &["C2"]), "C2 is not bound auto");
-    assert!(!allowed(&a, "merge.auto_merge", &["C3"]), "C3's review gate fails");
+    assert!(allowed(&a, "merge.auto_merge", &["C2"]), "{a:#?}");
+    assert!(!allowed(&a, "merge.auto_merge", &["C1"]), "C1 is not bound auto");
+    assert!(!allowed(&a, "merge.auto_merge", &["C3"]), "C3's model review is advisory");
     assert!(!allowed(&a, "merge.auto_merge", &["C4"]), "C4's ceiling is human");
+    // Without its ratification, C2 is not allowed either.
+    let unratified = GATED.replace("C2-auto-merge: {state: promoted", "C2-auto-merge: {state: unpromoted");
+    assert!(!allowed(&answers(&unratified), "merge.auto_merge", &["C2"]));
+    // A vendor-hosted executor never merges alone.
+    let hosted = GATED.replace("executor_class: self-operated", "executor_class: vendor-hosted");
+    assert!(!allowed(&answers(&hosted), "merge.auto_merge", &["C2"]));
 }
 
 #[test]
@@ -57,58 +96,30 @@ fn agents_never_write_the_security_layer() {
     assert!(allowed(&a, "layer.write", &["repo", "agent"]));
 }
 
-#[test]
-fn dispatch_is_fail_closed_without_admission_or_proof() {
-    // No admission section: nothing may be dispatched, whatever the surfaces.
-    let unproven = r#"
-schema_version: "1.0"
-escalation_routes: {verification-divergence: oncall}
-isolation:
-  surfaces:
-    pool: {level: L1}
-"#;
-    let a = answers(unproven);
-    assert!(a.iter().filter(|(q, _, _)| q == "admission.dispatch").all(|(_, _, ok)| !ok), "{a:#?}");
-    // L1 needs no proof, but autonomous dispatch is never below L2: not even C1
-    // (whose isolation floor is L1) is dispatched there.
-    let admitted = format!("{unproven}admission: {{autonomous_classes: [C1, C2]}}\n");
-    let a = answers(&admitted);
-    assert!(!allowed(&a, "admission.dispatch", &["C1", "pool"]));
-    assert!(!allowed(&a, "admission.dispatch", &["C2", "pool"]));
+/// Whether any class may be dispatched without a human on any surface.
+fn any_dispatched(a: &[(String, Vec<String>, bool)]) -> bool {
+    a.iter().any(|(q, _, ok)| q == "admission.dispatch" && *ok)
 }
 
 #[test]
-fn dispatch_needs_a_surface_proven_at_l2_or_tighter() {
-    let binding = |level: &str| {
-        format!(
-            r#"
-schema_version: "1.0"
-escalation_routes: {{verification-divergence: oncall}}
-isolation:
-  surfaces:
-    pool:
-      level: {level}
-      component_reachable_hosts: [api.example.org]
-      probe:
-        captured_at: "2026-08-11T09:00:00Z"
-        client_ready: true
-        outer_context_networked: true
-        assertions:
-          egress_denied: {{host: "a.example.net,api.example.org", outer_exit_code: "0,0", transport_outcome: "tls-failed,peer-substituted", outer_fingerprint: "AA:01,BB:02", inner_fingerprint: "-,CC:03", origin_bytes_read: "0,0"}}
-          workspace_host_write_contained: {{canary_shapes: "plain,dotfile,git-relative", host_post_absent: "0", git_config_digest_pre: absent, git_config_digest_post: absent}}
-admission: {{autonomous_classes: [C1, C2, C4]}}
-"#
-        )
-    };
-    let a = answers(&binding("L2"));
-    assert!(allowed(&a, "admission.dispatch", &["C1", "pool"]), "{a:#?}");
-    assert!(allowed(&a, "admission.dispatch", &["C2", "pool"]));
-    // 63 days after the capture the transcript is stale: the surface is unproven, nothing is dispatched.
-    let stale = answers_at(&binding("L2"), "2026-10-13T09:00:00Z");
-    assert!(!allowed(&stale, "admission.dispatch", &["C2", "pool"]), "{stale:#?}");
-    assert!(allowed(&answers_at(&binding("L2"), "2026-10-12T09:00:00Z"), "admission.dispatch", &["C2", "pool"]));
-    assert!(!allowed(&a, "admission.dispatch", &["C3", "pool"]), "C3 is not autonomous");
-    assert!(!allowed(&a, "admission.dispatch", &["C4", "pool"]), "C4's floor is L3");
-    let a = answers(&binding("L3"));
-    assert!(allowed(&a, "admission.dispatch", &["C4", "pool"]));
+fn dispatch_is_fail_closed_without_admission_or_proof() {
+    // Every class and surface is asked, and C1 and C2 are admitted
+    // autonomously; but the only surface is L2, and no probe transcript is
+    // verified yet: the level is unproven, nothing is dispatched.
+    let a = answers(GATED);
+    assert_eq!(a.iter().filter(|(q, _, _)| q == "admission.dispatch").count(), 5, "{a:#?}");
+    assert!(!allowed(&a, "admission.dispatch", &["C1", "ci-pool-a"]));
+    assert!(!allowed(&a, "admission.dispatch", &["C2", "ci-pool-a"]));
+    // An L1 level needs no proof, but autonomous dispatch is never below L2.
+    let l1 = GATED.replace("    L2:\n", "    L1:\n");
+    assert!(!any_dispatched(&answers(&l1)));
+    // No admission rule admits a class: nothing may be dispatched.
+    let none = GATED.replace("disposition: autonomous-eligible", "disposition: human-gated");
+    assert!(!any_dispatched(&answers(&none)));
+    // Under `human-gated-only`, nothing is dispatched by declaration.
+    let gated = GATED.replace(
+        "executor_class: self-operated\n",
+        "executor_class: self-operated\ndispatch_posture: human-gated-only\n",
+    );
+    assert!(!any_dispatched(&answers(&gated)));
 }

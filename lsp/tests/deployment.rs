@@ -25,23 +25,23 @@ async fn a_document_is_checked_with_the_rest_of_its_deployment() {
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
     let repo = uri(&dir.0.join("repo.yaml"));
     c.open(&repo, &repo_yaml(&dir)).await;
-    // Alone, the repo layer would fail `escalation.required_route` (its routes come only from
-    // the security layer); with its deployment, nothing of it fails.
+    // Alone, the repo layer would fail `schema.missing_key` (its required keys come from the
+    // security layer); with its deployment, nothing of it fails.
     assert_eq!(c.diagnostics(&repo).await, Vec::<Value>::new());
 
     // A finding of the deployment located in a file that is not open is shown in that file.
     let security = uri(&dir.0.join("security.yaml"));
     let d = c.diagnostics_until(&security, |d| !d.is_empty()).await;
-    assert!(codes(&d).contains(&"admission.isolation".to_string()), "{d:#?}");
+    assert!(codes(&d).contains(&"isolation.unproven".to_string()), "{d:#?}");
     c.shutdown().await;
 }
 
-/// The repo layer tries to loosen the security review of C2 (blocking in the security layer).
-const LOOSER: &str = "security_review: {C2: advisory}\n";
-/// The line of `security.yaml` that the edit tests change, and what it becomes: then the
-/// repo layer's advisory review no longer loosens anything.
-const EDITED: &str = "security_review: {C2: blocking, C3: blocking}";
-const EDIT: &str = "security_review: {C2: advisory, C3: blocking}";
+/// The repo layer tries to loosen the model review of C2 (blocking in the security layer).
+const LOOSER: &str = "verification_blocking:\n  ai-review: {C2: advisory}\n";
+/// The start of the line of `security.yaml` that the edit tests change, and what it becomes:
+/// then the repo layer's advisory review no longer loosens anything.
+const EDITED: &str = "  ai-review: {C1: not-required, C2: blocking,";
+const EDIT: &str = "  ai-review: {C1: not-required, C2: advisory,";
 
 #[tokio::test]
 async fn an_edit_of_one_layer_changes_what_another_shows() {
@@ -170,19 +170,21 @@ async fn inlay_hints_show_the_effective_state_of_the_deployment() {
     let dir = TempDir::with_org("inlay-hints");
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
     let repo = uri(&dir.0.join("repo.yaml"));
-    let text = repo_yaml(&dir);
+    // The repo layer leaves `merge_policy` to the layers above, and tightens one count of C3.
+    let text = repo_yaml(&dir)
+        .replace("merge_policy: {C2: human}\n", "verification_topology:\n  C3: {min_model_checkers: 2}\n");
     c.open(&repo, &text).await;
     c.diagnostics(&repo).await;
     let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}});
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": repo}, "range": whole})).await;
     let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
-    // The repo layer sets neither: the security and operator layers do, for some classes, and the
-    // policy's defaults stand for the others.
+    // The security layer binds every class's merge; of C3's counts, the operator layer
+    // raises one and the security layer sets the other.
     assert_eq!(
         labels,
         [
-            "verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (security.yaml, default)",
-            "security_review: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (operator.yaml, security.yaml, default)",
+            "merge_policy: {C1: human, C2: auto, C3: auto, C4: human, C5: human} (security.yaml)",
+            "min_checkers: 3, cross_vendor_required: false (operator.yaml, security.yaml)",
         ],
         "{hints:#?}"
     );

@@ -96,19 +96,25 @@ async fn a_function_is_renamed_across_the_policy() {
 }
 
 #[tokio::test]
-async fn a_probe_path_is_a_link_to_its_file() {
-    let dir = TempDir::with_org("links");
+async fn an_attached_file_is_a_link_to_its_file() {
+    let dir = TempDir::new("links");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/recovery");
+    for name in ["state.yaml", "step-002.yaml", "plan.md"] {
+        std::fs::copy(example.join(name), dir.0.join(name)).expect("copy the recovery example");
+    }
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
-    let path = dir.0.join("security.yaml");
-    let text = std::fs::read_to_string(&path).expect("security.yaml");
+    let path = dir.0.join("state.yaml");
+    let text = std::fs::read_to_string(&path).expect("state.yaml");
     let u = uri(&path);
     c.open(&u, &text).await;
     let links = c.request("textDocument/documentLink", json!({"textDocument": {"uri": u}})).await;
     let links = links.as_array().cloned().unwrap_or_default();
-    let target = uri(&dir.0.join("probes/ci-pool-a-l2.json"));
-    let link = links.iter().find(|l| l["target"] == json!(target)).unwrap_or_else(|| panic!("{links:#?}"));
-    let start = position_of(&text, "probes/ci-pool-a-l2.json", 0);
-    assert_eq!(link["range"]["start"]["line"], start["line"], "{link}");
+    for (name, written) in [("step-002.yaml", "history: step-002.yaml"), ("plan.md", "plan: plan.md")] {
+        let target = uri(&dir.0.join(name));
+        let link = links.iter().find(|l| l["target"] == json!(target)).unwrap_or_else(|| panic!("{links:#?}"));
+        let start = position_of(&text, written, 0);
+        assert_eq!(link["range"]["start"]["line"], start["line"], "{link}");
+    }
     c.shutdown().await;
 }
 

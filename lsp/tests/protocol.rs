@@ -6,14 +6,15 @@ use common::*;
 use grail_engine::Database;
 use serde_json::{Value, json};
 
-/// A binding that passes every rule, but for `min_checkers` of C3 below its floor (2).
+/// An upstream-shaped binding that passes every rule, but for `min_checkers`
+/// of C3 below its floor (2), on line 10.
 const BELOW_FLOOR: &str = "schema_version: \"1.0\"
 executor_class: self-operated
-merge_policy: {C1: auto, C3: auto}
-verification_blocking: {C3: blocking}
-security_review: {C3: blocking}
-escalation_routes:
-  verification-divergence: security-oncall
+dispatch_posture: human-gated-only
+isolation_bindings:
+  dev-sandbox:
+    L1: {substrate: per-command-sandbox, substrate_class: os-sandbox, probe_evidence: probes/dev-sandbox-l1.txt}
+merge_policy: {C1: human, C2: human, C3: human, C4: human, C5: human}
 verification_topology:
   C3:
     min_checkers: 1
@@ -23,6 +24,24 @@ verification_topology:
       - {name: author, role: generator}
       - {name: lint, role: checker, scanner_class: static-analysis}
       - {name: reviewer-a, role: checker, distinct_model_from: [author]}
+verification_blocking:
+  deterministic: {C1: not-required, C2: blocking, C3: blocking, C4: blocking, C5: blocking}
+  ai-review: {C1: not-required, C2: not-required, C3: advisory, C4: blocking, C5: blocking}
+escalation_routes:
+  gate-failure: queue:escalations/gate-failure
+  verification-divergence: security-oncall
+  admission-rejection: queue:escalations/admission-rejection
+  demotion: security-oncall
+  structural-plan-approval: queue:escalations/structural-plan-approval
+  untrusted-provenance: security-oncall
+admission:
+  classification:
+    tracker-vcs-event: {autonomy:audit: C1, autonomy:mechanical: C2}
+  rules:
+    - {signal_class: \"*\", provenance: \"*\", work_class: C1, disposition: autonomous-eligible}
+    - {signal_class: \"*\", provenance: \"*\", work_class: C2, disposition: autonomous-eligible}
+  autonomous_concurrency: 1
+  items_per_run: 3
 ";
 
 fn codes(diagnostics: &[Value]) -> Vec<String> {
@@ -71,7 +90,7 @@ async fn hover_definition_and_references_on_a_binding_key() {
     let binding = common::uri(&dir.0.join("policies/guardrails/binding.grail"));
     assert_eq!(defs[0]["uri"], json!(binding), "{defs}");
     let policy = std::fs::read_to_string(dir.0.join("policies/guardrails/binding.grail")).expect("policy");
-    assert_eq!(defs[0]["range"]["start"], position_of(&policy, "min_checkers?: int", 0));
+    assert_eq!(defs[0]["range"]["start"], position_of(&policy, "min_checkers: int", 0));
 
     let refs = c
         .request(
@@ -181,7 +200,8 @@ async fn a_code_action_declares_the_checker_distinct_from_the_generator() {
     let dir = TempDir::new("code-action-generator");
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
     let uri = uri(&dir.0.join("org.yaml"));
-    let text = BELOW_FLOOR.replace("min_checkers: 1", "min_checkers: 2").replace(", distinct_model_from: [author]", "");
+    let text =
+        BELOW_FLOOR.replace("min_checkers: 1", "min_checkers: 2").replace(", distinct_model_from: [author]}", "}");
     c.open(&uri, &text).await;
     let d = c.diagnostics(&uri).await;
     assert!(codes(&d).contains(&"topology.generator_independence".to_string()), "{d:#?}");
@@ -289,7 +309,7 @@ async fn an_edit_to_a_policy_file_reparses_that_file_only() {
     c.diagnostics(&policy).await;
     log.lock().expect("log").clear();
 
-    let at = position_of(&text, "distinct model slots; the effective", 0);
+    let at = position_of(&text, "counts distinct names", 0);
     c.change(&policy, 2, json!([{"range": {"start": at, "end": at}, "text": "really "}])).await;
     assert_eq!(c.diagnostics(&policy).await, Vec::<Value>::new());
     let d = c.diagnostics(&doc).await;
@@ -390,14 +410,58 @@ async fn the_fix_all_action_fixes_every_fixable_finding_at_once() {
     c.shutdown().await;
 }
 
+/// A policy of the test's own: a map whose missing keys take matrix defaults,
+/// and a map of records whose missing keys do too.
+const DEFAULTS: &str = "/// A risk tier.
+enum Tier ordered { T1 T2 T3 }
+
+/// Who opens a gate: `human` is tighter than `auto`.
+enum Gate tightest_first { human auto }
+
+/// Shipped defaults per tier.
+matrix limits by Tier {
+  columns gate: Gate, reviewers: int, audited: bool
+  T1: auto  1 false
+  T2: human 1 false
+  T3: human 2 true
+}
+
+/// A gate configuration.
+document Conf as conf where kind absent {
+  on syntax rule conf.syntax
+  on duplicate_key rule conf.duplicate_key
+  on unknown_key rule conf.unknown_key
+  on type rule conf.type
+  version: string
+  /// Per tier, who opens the gate.
+  gates?: map Tier -> Gate
+    default limits.gate
+    ceiling limits.gate rule conf.gate_cap
+  /// Per tier, its review.
+  reviews?: map Tier -> Review
+}
+
+/// The review of one tier.
+record Review {
+  reviewers?: int >= 1
+    default limits.reviewers
+    floor limits.reviewers rule conf.reviewers
+  audited?: bool default limits.audited
+  names?: list string
+}
+";
+
 #[tokio::test]
 async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
     let dir = TempDir::new("inlay-hints");
+    std::fs::create_dir_all(dir.0.join("policy")).expect("a folder");
+    std::fs::write(dir.0.join("policy/policy.grail"), DEFAULTS).expect("write");
+    std::fs::write(dir.0.join("grail.toml"), "[policy]\nfolders = [\"policy\"]\n").expect("write");
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
     assert_eq!(c.capabilities["inlayHintProvider"], json!(true));
-    let uri = uri(&dir.0.join("org.yaml"));
-    let good = include_str!("../../examples/bindings/good.yaml");
-    let text = good.replace("verification_blocking: {C3: blocking}\n", "");
+    let uri = uri(&dir.0.join("conf.yaml"));
+    let good = "# The gates.\nversion: \"1\"\ngates: {T1: auto}\nreviews:\n  T3:\n    names: [ana, bo]\n";
+    let text = good.replace("gates: {T1: auto}\n", "");
     assert_ne!(text, good);
     c.open(&uri, &text).await;
     assert_eq!(c.diagnostics(&uri).await, Vec::<Value>::new());
@@ -405,37 +469,33 @@ async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
     let hints = hints.as_array().cloned().unwrap_or_default();
     let labels: Vec<&str> = hints.iter().filter_map(|h| h["label"].as_str()).collect();
-    // C4's topology leaves its three bounded keys out as well.
-    let c4 = "min_checkers: 3, min_model_checkers: 2, cross_vendor_required: true (default)";
-    assert_eq!(
-        labels,
-        ["verification_blocking: {C1: blocking, C2: blocking, C3: blocking, C4: blocking, C5: blocking} (default)", c4],
-        "{hints:#?}"
-    );
+    // T3's review leaves its two keys with defaults out as well.
+    let t3 = "reviewers: 2, audited: true (default)";
+    assert_eq!(labels, ["gates: {T1: auto, T2: human, T3: human} (default)", t3], "{hints:#?}");
     // At the end of the first line of the mapping, after the comments above it.
-    assert_eq!(hints[0]["position"], position_of(&text, "schema_version: \"1.0\"", 21));
+    assert_eq!(hints[0]["position"], position_of(&text, "version: \"1\"", 12));
     let tooltip = hints[0]["tooltip"]["value"].as_str().unwrap_or_default();
-    assert!(tooltip.contains("- `C3`: `blocking`, from the policy's default"), "{tooltip}");
+    assert!(tooltip.contains("- `T2`: `human`, from the policy's default"), "{tooltip}");
     // A key left out inside an entry: at the end of the entry's key line.
-    assert_eq!(hints[1]["position"], position_of(&text, "  C4:", 5));
+    assert_eq!(hints[1]["position"], position_of(&text, "  T3:", 5));
     let tooltip = hints[1]["tooltip"]["value"].as_str().unwrap_or_default();
-    assert!(tooltip.starts_with("left out of `verification_topology.C4`"), "{tooltip}");
-    assert!(tooltip.contains("- `min_checkers`: `3`, from the policy's default"), "{tooltip}");
+    assert!(tooltip.starts_with("left out of `reviews.T3`"), "{tooltip}");
+    assert!(tooltip.contains("- `reviewers`: `2`, from the policy's default"), "{tooltip}");
 
-    // Set in the document: no hint for it; C4's stays.
+    // Set in the document: no hint for it; T3's stays.
     c.change(&uri, 2, json!([{"text": good}])).await;
     c.diagnostics(&uri).await;
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
     let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
-    assert_eq!(labels, [c4]);
-    // And C4 stating its minimum: the other two remain.
-    let stated = good.replace("  C4:\n    roles:", "  C4:\n    min_checkers: 3\n    roles:");
+    assert_eq!(labels, [t3]);
+    // And T3 stating its reviewers: the other remains.
+    let stated = good.replace("  T3:\n    names:", "  T3:\n    reviewers: 3\n    names:");
     assert_ne!(stated, good);
     c.change(&uri, 3, json!([{"text": stated}])).await;
     c.diagnostics(&uri).await;
     let hints = c.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": whole})).await;
     let labels: Vec<&str> = hints.as_array().into_iter().flatten().filter_map(|h| h["label"].as_str()).collect();
-    assert_eq!(labels, ["min_model_checkers: 2, cross_vendor_required: true (default)"]);
+    assert_eq!(labels, ["audited: true (default)"]);
     c.shutdown().await;
 }
 

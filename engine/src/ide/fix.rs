@@ -5,7 +5,8 @@
 //! - an unknown or forbidden key: remove its entry;
 //! - a rule whose `require` fails because a value is not in a list the
 //!   document declares (`n in x.conflicts`): add it to that
-//!   list, for every element that fails, until the finding is gone.
+//!   list, for every element that fails, until the finding is gone (for a
+//!   `some` that fails, for its first element).
 //!
 //! Every fix is checked before it is offered: the edited document is checked
 //! again and the finding must be gone.
@@ -308,6 +309,14 @@ fn missing_member(ev: &mut Evaluator<'_>, e: &Expr) -> Option<Member> {
                 return None;
             }
             let ExprKind::Quant { body, .. } = &e.kind else { return None };
+            missing_member(ev, body)
+        }
+        ExprKind::Quant { every: false, pattern, domain, body } => {
+            // A false `some` failed its body for every element: making the
+            // first one hold is enough.
+            let d = ev.eval(domain);
+            let first = ev.elements_of(&d, pattern)?.into_iter().next()?;
+            ev.bind_pattern(pattern, first);
             missing_member(ev, body)
         }
         ExprKind::Let { slot, value, body } => {
