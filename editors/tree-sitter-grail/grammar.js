@@ -238,11 +238,14 @@ module.exports = grammar({
           $.table_row,
           repeat1($.table_column),
           optional($.table_detail),
+          optional($.table_line),
         ),
       ),
     table_row: ($) => seq("row", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_column: ($) => seq("column", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_detail: ($) => seq("detail", $._expression),
+    // A verdict line per row: printed when the check passes, and the report's `verdicts`.
+    table_line: ($) => seq("line", $.template),
 
     function_declaration: ($) =>
       prec.right(
