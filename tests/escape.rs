@@ -55,7 +55,7 @@ fn not_passing_under(policy: &str, dir: &Path, file: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_readable_transcript_proves_the_surface() {
+fn a_readable_transcript_is_attached_and_read() {
     let dir = scratch("good");
     fs::write(dir.join("probe.json"), TRANSCRIPT).expect("write");
     fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
