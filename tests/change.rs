@@ -16,7 +16,9 @@ fn a_loosened_version_fails_at_the_new_line_naming_the_old_one() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let changes: Vec<&str> = out.stdout.lines().filter(|l| l.contains("FAIL:")).collect();
     assert!(
-        changes.iter().any(|l| l.contains("`verification_blocking.ai-review.C3` was `blocking` (examples/org/security.yaml:43)")),
+        changes
+            .iter()
+            .any(|l| l.contains("`verification_blocking.ai-review.C3` was `blocking` (examples/org/security.yaml:43)")),
         "{}",
         out.stdout
     );

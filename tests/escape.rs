@@ -162,8 +162,16 @@ fn the_attachments_of_one_check_are_capped_together() {
     }
     fs::write(dir.join("binding.yaml"), surfaces(4, |i| format!("probe-{i}.json"))).expect("write");
     let path = dir.join("binding.yaml");
-    let out =
-        grail(&["check", "--policy", POLICY, "--format", "json", "--max-total-size", "4700", path.to_str().expect("utf-8")]);
+    let out = grail(&[
+        "check",
+        "--policy",
+        POLICY,
+        "--format",
+        "json",
+        "--max-total-size",
+        "4700",
+        path.to_str().expect("utf-8"),
+    ]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let missing: Vec<String> = json["findings"]

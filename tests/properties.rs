@@ -197,40 +197,46 @@ fn binding() -> impl Strategy<Value = Value> {
             proptest::bool::weighted(0.1),
         ),
     )
-        .prop_map(|((version, executor, posture, isolation), (merge, vblock, topology, promotions), (routes, admission, unknown))| {
-            let vblock = vblock.map(|(deterministic, review)| {
+        .prop_map(
+            |(
+                (version, executor, posture, isolation),
+                (merge, vblock, topology, promotions),
+                (routes, admission, unknown),
+            )| {
+                let vblock = vblock.map(|(deterministic, review)| {
+                    let mut m = Map::new();
+                    if let Some(d) = deterministic {
+                        m.insert("deterministic".into(), d);
+                    }
+                    if let Some(r) = review {
+                        m.insert("ai-review".into(), r);
+                    }
+                    Value::Object(m)
+                });
                 let mut m = Map::new();
-                if let Some(d) = deterministic {
-                    m.insert("deterministic".into(), d);
+                let fields = [
+                    ("schema_version", version),
+                    ("executor_class", executor),
+                    ("dispatch_posture", posture),
+                    ("isolation_bindings", isolation),
+                    ("merge_policy", merge),
+                    ("verification_blocking", vblock),
+                    ("verification_topology", topology),
+                    ("promotion_state", promotions),
+                    ("escalation_routes", routes),
+                    ("admission", admission),
+                ];
+                for (k, v) in fields {
+                    if let Some(v) = v {
+                        m.insert(k.into(), v);
+                    }
                 }
-                if let Some(r) = review {
-                    m.insert("ai-review".into(), r);
+                if unknown {
+                    m.insert("merge_polcy".into(), json!({"C1": "auto"}));
                 }
                 Value::Object(m)
-            });
-            let mut m = Map::new();
-            let fields = [
-                ("schema_version", version),
-                ("executor_class", executor),
-                ("dispatch_posture", posture),
-                ("isolation_bindings", isolation),
-                ("merge_policy", merge),
-                ("verification_blocking", vblock),
-                ("verification_topology", topology),
-                ("promotion_state", promotions),
-                ("escalation_routes", routes),
-                ("admission", admission),
-            ];
-            for (k, v) in fields {
-                if let Some(v) = v {
-                    m.insert(k.into(), v);
-                }
-            }
-            if unknown {
-                m.insert("merge_polcy".into(), json!({"C1": "auto"}));
-            }
-            Value::Object(m)
-        })
+            },
+        )
 }
 
 /// Every mapping's keys in an order drawn from `seed` (lists keep theirs).

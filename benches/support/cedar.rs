@@ -397,10 +397,10 @@ pub fn generated(seed: u64) -> Case {
         "structural-plan-approval": "queue:escalations/structural-plan-approval",
         "untrusted-provenance": "security-oncall",
     });
-    if r.chance(5) {
-        if let Some(o) = routes.as_object_mut() {
-            o.remove("demotion");
-        }
+    if r.chance(5)
+        && let Some(o) = routes.as_object_mut()
+    {
+        o.remove("demotion");
     }
     doc.insert("escalation_routes".into(), routes);
     let dispositions = ["autonomous-eligible", "autonomous-eligible", "human-gated", "audited-rejection"];
@@ -437,7 +437,9 @@ pub fn generated(seed: u64) -> Case {
         let lower = match r.below(3) {
             0 => json!({"schema_version": "1.0", "merge_policy": {class: "human"}}),
             1 => json!({"schema_version": "1.0", "merge_policy": {class: "auto"}}),
-            _ => json!({"schema_version": "1.0", "verification_blocking": {"ai-review": {class: r.pick(&["blocking", "advisory"])}}}),
+            _ => {
+                json!({"schema_version": "1.0", "verification_blocking": {"ai-review": {class: r.pick(&["blocking", "advisory"])}}})
+            }
         };
         let path = format!("generated/{seed}-{layer}.json");
         documents.push((path.clone(), lower.to_string()));
