@@ -63,6 +63,12 @@ fn run(db: &Database, set: PolicySet, case: &Case, counts: &mut Counts) {
     }
 }
 
+/// The questions the shipped library answers `deny` for every deployment
+/// today (its dispatch answer waits for evidence it does not verify yet):
+/// Cedar must deny them too, and once one allows, this list loses it and the
+/// question is covered both ways like the others.
+const DENIED_EVERYWHERE: [&str; 1] = ["admission.dispatch"];
+
 #[test]
 fn cedar_agrees_with_grail_on_every_admission_question() {
     let db = Database::default();
@@ -98,6 +104,10 @@ fn cedar_agrees_with_grail_on_every_admission_question() {
     assert!(!policy.questions.is_empty());
     for q in &policy.questions {
         let [allowed, denied, pa, pd] = counts.per_question.get(&q.id).copied().unwrap_or_default();
+        if DENIED_EVERYWHERE.contains(&q.id.as_str()) {
+            assert!(allowed == 0 && denied > 0, "{} allows now: cover it both ways:\n{report}", q.id);
+            continue;
+        }
         assert!(allowed > 0 && denied > 0, "{} is not covered both ways:\n{report}", q.id);
         assert!(pa > 0 && pd > 0, "{} is not covered both ways by bindings that pass `grail check`:\n{report}", q.id);
     }
@@ -163,11 +173,12 @@ fn the_readme_requests_are_answered_as_shown() {
         (response.decision(), reasons)
     };
     let agent = json!({"kind": "agent"});
+    // No level that needs a proof is proven until the library verifies what proves it:
+    // C2 on `ci-pool-a` is refused, and no permit answers it.
     assert_eq!(
         ask(agent.clone(), "dispatch", json!({"work_class": "C2", "surface": "ci-pool-a"})),
-        (CedarDecision::Allow, vec!["policy5 (admission.dispatch)".to_string()])
+        (CedarDecision::Deny, Vec::new())
     );
-    // C4's only surface at its floor (L3) is `secure-pool`, whose probe ran without its client.
     assert_eq!(
         ask(agent.clone(), "dispatch", json!({"work_class": "C4", "surface": "secure-pool"})).0,
         CedarDecision::Deny
@@ -176,7 +187,10 @@ fn the_readme_requests_are_answered_as_shown() {
     assert_eq!(ask(agent.clone(), "dispatch", json!({"surface": "ci-pool-a"})).0, CedarDecision::Deny);
     // The repo layer made C2 merge by a human.
     assert_eq!(ask(agent.clone(), "auto-merge", json!({"work_class": "C2"})).0, CedarDecision::Deny);
-    assert_eq!(ask(agent.clone(), "auto-merge", json!({"work_class": "C3"})).0, CedarDecision::Allow);
+    assert_eq!(
+        ask(agent.clone(), "auto-merge", json!({"work_class": "C3"})),
+        (CedarDecision::Allow, vec!["policy2 (merge.auto_merge)".to_string()])
+    );
     assert_eq!(ask(agent.clone(), "write", json!({"layer": "security"})).0, CedarDecision::Deny);
     // STEP-002 failed its third attempt: it may only be split or escalated.
     assert_eq!(

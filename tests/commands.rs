@@ -118,7 +118,7 @@ fn authorize_answers_as_the_compiled_cedar_does() {
         assert!(out.stdout.starts_with(if expected { "ALLOW " } else { "DENY " }), "{}", out.stdout);
         allowed += usize::from(expected);
     }
-    assert!(allowed >= 5 && allowed < requests.len(), "both answers are asked: {allowed} allowed");
+    assert!(allowed >= 3 && allowed < requests.len(), "both answers are asked: {allowed} allowed");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -130,13 +130,10 @@ fn authorize_says_why() {
         all.extend(ORG);
         grail(&all)
     };
-    insta::assert_snapshot!(
-        "allowed",
-        ask(&["--action", "dispatch", "--resource", "work_class=C2", "--resource", "surface=ci-pool-a"])
-    );
+    insta::assert_snapshot!("allowed", ask(&["--action", "auto-merge", "--resource", "work_class=C3"]));
     insta::assert_snapshot!(
         "refused",
-        ask(&["--action", "dispatch", "--resource", "work_class=C4", "--resource", "surface=secure-pool"])
+        ask(&["--action", "dispatch", "--resource", "work_class=C2", "--resource", "surface=ci-pool-a"])
     );
     insta::assert_snapshot!("unclassified", ask(&["--action", "dispatch", "--resource", "surface=ci-pool-a"]));
     insta::assert_snapshot!("no_such_action", ask(&["--action", "dispatchh", "--resource", "surface=ci-pool-a"]));
@@ -160,11 +157,9 @@ fn authorize_says_why() {
                 "--format",
                 "json",
                 "--action",
-                "dispatch",
+                "auto-merge",
                 "--resource",
-                "work_class=C2",
-                "--resource",
-                "surface=ci-pool-a",
+                "work_class=C3",
                 "--now",
                 "2026-08-20T00:00:00Z",
                 "--allow-unknown",
@@ -176,8 +171,7 @@ fn authorize_says_why() {
     .expect("JSON");
     assert_eq!(json["decision"], "allow");
     assert_eq!(json["unknown_allowed"], "flag");
-    assert_eq!(json["permitted_by"], json!(["admission.dispatch"]));
-    assert_eq!(json["now"], json!({"value": "2026-08-20T00:00:00Z", "source": "given"}));
+    assert_eq!(json["permitted_by"], json!(["merge.auto_merge"]));
 }
 
 fn python(script: &str, input: &str) -> (bool, String) {
@@ -225,7 +219,7 @@ fn graph_shows_what_is_missing_and_the_layers() {
     let out = run_in(root(), &["graph", "--format", "mermaid", "examples/bindings/identical-checkers.yaml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("flowchart LR\n"));
-    assert!(out.stdout.contains("FAIL topology.checker_count"), "{}", out.stdout);
+    assert!(out.stdout.contains("FAIL topology.duplicate_scanner_class"), "{}", out.stdout);
     let mut args = vec!["graph", "--format", "mermaid"];
     args.extend(&ORG[..8]);
     let out = run_in(root(), &args);
@@ -326,10 +320,16 @@ fn explain_json_includes_the_permitted_and_refused_answers() {
         let answers = json["answers"].as_array().expect("answers").clone();
         answers.into_iter().find(|a| a["question"] == "admission.dispatch").expect("admission.dispatch")
     };
+    // No surface proves a level that needs a proof yet: every class is refused everywhere.
     let c2 = dispatch("C2");
     assert_eq!(c2["action"], "dispatch");
-    let permitted = c2["permitted"].as_array().expect("permitted");
-    assert!(permitted.contains(&json!({"resource.work_class": "C2", "resource.surface": "ci-pool-a"})), "{c2}");
+    assert_eq!(c2["permitted"], json!([]), "{c2}");
+    let refused = c2["refused"].as_array().expect("refused");
+    let on_pool = refused
+        .iter()
+        .find(|r| r["request"] == json!({"resource.work_class": "C2", "resource.surface": "ci-pool-a"}))
+        .expect("C2 on ci-pool-a is refused");
+    assert!(!on_pool["reads"].as_array().expect("reads").is_empty(), "{on_pool}");
     let c4 = dispatch("C4");
     let refused = c4["refused"].as_array().expect("refused");
     let c4 = refused
@@ -339,7 +339,7 @@ fn explain_json_includes_the_permitted_and_refused_answers() {
     assert!(!c4["reads"].as_array().expect("reads").is_empty(), "{c4}");
     // As the human explanation says.
     let human = grail(&[&["explain"], &ORG[..8]].concat());
-    assert!(human.contains("permitted: "), "{human}");
+    assert!(human.contains("permitted: nothing\n  refused:   work_class C1, surface ci-pool-a"), "{human}");
     assert!(human.contains("refused:   work_class C4, surface secure-pool"), "{human}");
 }
 

@@ -104,7 +104,7 @@ fn the_html_reference_finds_a_rule_in_a_real_browser() {
         html[start..].split('>').next().expect("a tag").to_string()
     };
     assert!(!section("rule-topology.checker_count").contains("hidden"), "{}", section("rule-topology.checker_count"));
-    assert!(section("rule-merge.auto_requires_review").contains("hidden"));
+    assert!(section("rule-merge.unanimity").contains("hidden"));
     assert!(section("document-Binding").contains("hidden"));
     // Without a query nothing is hidden.
     let all = headless(&profile)

@@ -1,6 +1,9 @@
-//! Inputs that try to escape: a transcript path out of the binding's folder, a
-//! symbolic link out of it, a file far too large, a work item with two
-//! markers. Each gives its located finding, and nothing else fails.
+//! Inputs that try to escape: a file a `ref` field names out of the
+//! document's folder, a symbolic link out of it, a FIFO, a file far too
+//! large, one file named many times, attachments over their total cap (a
+//! policy of its own, tests/policies/attach); a work item with two markers
+//! (the shipped library). Each gives its located finding, and nothing else
+//! fails.
 
 mod common;
 
@@ -17,33 +20,25 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The time of every check here: nine days after the transcript's capture.
-const NOW: &str = "2026-08-20T00:00:00Z";
+/// The policy of these checks: a sheet of surfaces, each naming its probe's
+/// transcript by `ref` (tests/policies/attach).
+const POLICY: &str = "tests/policies/attach";
 
-const TRANSCRIPT: &str = r#"{"captured_at": "2026-08-11T09:00:00Z", "client_ready": true, "outer_context_networked": true, "assertions": {
-  "egress_denied": {"host": "a.example.net,api.example.org", "outer_exit_code": "0,0", "transport_outcome": "tls-failed,connect-failed",
-    "outer_fingerprint": "AA:01,BB:02", "inner_fingerprint": "-,-", "origin_bytes_read": "0,0"},
-  "workspace_host_write_contained": {"canary_shapes": "plain,dotfile,git-relative", "host_post_absent": "0",
-    "git_config_digest_pre": "absent", "git_config_digest_post": "absent"}}}"#;
+const TRANSCRIPT: &str = r#"{"captured_at": "2026-08-11T09:00:00Z", "client_ready": true}"#;
 
 fn binding(probe: &str) -> String {
-    format!(
-        r#"schema_version: "1.0"
-escalation_routes: {{verification-divergence: oncall}}
-isolation:
-  surfaces:
-    pool:
-      level: L2
-      component_reachable_hosts: [api.example.org]
-      probe: {probe}
-"#
-    )
+    format!("surfaces:\n  pool: {{probe: {probe}}}\n")
 }
 
 /// The rules that did not pass, as `rule:outcome` (JSON report).
 fn not_passing(dir: &Path, file: &str) -> Vec<String> {
+    not_passing_under(POLICY, dir, file)
+}
+
+/// The rules of `policy` that did not pass, as `rule:outcome:message`.
+fn not_passing_under(policy: &str, dir: &Path, file: &str) -> Vec<String> {
     let path = dir.join(file);
-    let out = grail(&["check", "--format", "json", "--now", NOW, path.to_str().expect("utf-8 path")]);
+    let out = grail(&["check", "--policy", policy, "--format", "json", path.to_str().expect("utf-8 path")]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let mut v: Vec<String> = json["findings"]
@@ -60,7 +55,7 @@ fn not_passing(dir: &Path, file: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_readable_transcript_proves_the_surface() {
+fn a_readable_transcript_is_attached_and_read() {
     let dir = scratch("good");
     fs::write(dir.join("probe.json"), TRANSCRIPT).expect("write");
     fs::write(dir.join("binding.yaml"), binding("probe.json")).expect("write");
@@ -109,7 +104,7 @@ fn a_work_item_with_two_markers_is_envelope_marker_and_nothing_else() {
     let record = "```json\n{\"signal.class\": \"channel-feed\"}\n```\n";
     let item = format!("# item\n<!-- autonomy:signal:v1 -->\n{record}\n<!-- autonomy:signal:v1 -->\n{record}");
     fs::write(dir.join("item.md"), item).expect("write");
-    let found = not_passing(&dir, "item.md");
+    let found = not_passing_under("shipped", &dir, "item.md");
     // The marker finding; and, since no envelope could be read, `envelope.empty`.
     assert!(found.iter().any(|f| f.starts_with("envelope.marker:fail") && f.contains("2 times")), "{found:#?}");
     assert!(found.iter().all(|f| f.starts_with("envelope.marker:") || f.starts_with("envelope.empty:")), "{found:#?}");
@@ -130,16 +125,11 @@ fn a_fifo_named_as_a_transcript_is_probe_missing_without_being_opened() {
     assert!(found[0].starts_with("probe.missing:unknown") && found[0].contains("a FIFO"), "{found:#?}");
 }
 
-/// A binding of `n` surfaces, each naming the transcript `probe`.
+/// A sheet of `n` surfaces, each naming the transcript `probe`.
 fn surfaces(n: usize, probe: impl Fn(usize) -> String) -> String {
-    let mut b = String::from(
-        "schema_version: \"1.0\"\nescalation_routes: {verification-divergence: oncall}\nisolation:\n  surfaces:\n",
-    );
+    let mut b = String::from("surfaces:\n");
     for i in 0..n {
-        b.push_str(&format!(
-            "    pool-{i}: {{level: L2, component_reachable_hosts: [api.example.org], probe: {}}}\n",
-            probe(i)
-        ));
+        b.push_str(&format!("  pool-{i}: {{probe: {}}}\n", probe(i)));
     }
     b
 }
@@ -156,7 +146,7 @@ fn a_transcript_named_by_300_surfaces_is_read_and_judged_once() {
     )
     .expect("write");
     let found = not_passing(&dir, "binding.yaml");
-    let types: Vec<&String> = found.iter().filter(|f| f.starts_with("schema.type:")).collect();
+    let types: Vec<&String> = found.iter().filter(|f| f.starts_with("sheet.type:")).collect();
     assert_eq!(types.len(), 1, "{types:#?}");
     // Every surface reads the same (invalid) `client_ready`.
     assert_eq!(found.iter().filter(|f| f.starts_with("probe.client_ready:unknown")).count(), 300);
@@ -166,14 +156,22 @@ fn a_transcript_named_by_300_surfaces_is_read_and_judged_once() {
 fn the_attachments_of_one_check_are_capped_together() {
     let dir = scratch("total");
     // Four transcripts of about 1.5 KiB each (1530 to 1533 bytes), padded; a cap of 4700 bytes admits three.
-    let padded = |i: usize| format!("{}{}", TRANSCRIPT, " ".repeat(1000 + i));
+    let padded = |i: usize| format!("{}{}", TRANSCRIPT, " ".repeat(1530 + i - TRANSCRIPT.len()));
     for i in 0..4 {
         fs::write(dir.join(format!("probe-{i}.json")), padded(i)).expect("write");
     }
     fs::write(dir.join("binding.yaml"), surfaces(4, |i| format!("probe-{i}.json"))).expect("write");
     let path = dir.join("binding.yaml");
-    let out =
-        grail(&["check", "--format", "json", "--now", NOW, "--max-total-size", "4700", path.to_str().expect("utf-8")]);
+    let out = grail(&[
+        "check",
+        "--policy",
+        POLICY,
+        "--format",
+        "json",
+        "--max-total-size",
+        "4700",
+        path.to_str().expect("utf-8"),
+    ]);
     let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
     let missing: Vec<String> = json["findings"]

@@ -1,6 +1,7 @@
 //! `explain`'s effective state is what `check` judges with: for every
-//! generated deployment (one to three layers of a binding whose cells hold
-//! valid values, values of the wrong type, `null`, or nothing), every value
+//! generated deployment (one to three layers of an upstream-shaped binding,
+//! each bound by the invocation, whose cells hold valid values, values of the
+//! wrong type, `null`, or nothing), every value
 //! `explain` shows as effective is the value `check`'s rules read at that
 //! cell, or, when explain says it was demoted, a present value that `check`
 //! failed a rule for. A refused value (a `null`, a wrong type) is never shown
@@ -38,33 +39,36 @@ fn by_class(value: impl Strategy<Value = Value>) -> impl Strategy<Value = Value>
         .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }
 
-/// One layer of a binding: some of the enumeration-keyed cells set.
+/// One layer of a binding in upstream's shape: some of its class-keyed cells
+/// set. The security layer always binds some classes' merge policy, so that
+/// explain has cells to show.
 fn layer(name: &'static str) -> impl Strategy<Value = Value> {
     let topology = (int_cell(), int_cell(), cell(&["true", "false"])).prop_map(
         |(a, b, c)| json!({"min_checkers": a, "min_model_checkers": b, "cross_vendor_required": c == "true"}),
     );
+    let forces: &'static [&'static str] = &["blocking", "advisory", "not-required"];
+    let merge = by_class(cell(&["human", "auto"])).prop_filter("the security layer binds a merge policy", move |m| {
+        name != "security" || m.as_object().is_some_and(|m| !m.is_empty())
+    });
     (
-        proptest::option::of(by_class(cell(&["human", "auto"]))),
-        proptest::option::of(by_class(cell(&["blocking", "advisory", "off"]))),
-        proptest::option::of(by_class(cell(&["blocking", "advisory", "off"]))),
+        proptest::option::of(merge),
+        proptest::option::of((by_class(cell(forces)), by_class(cell(forces)))),
         proptest::option::of(by_class(topology)),
         any::<bool>(),
     )
-        .prop_map(move |(merge, vblock, review, topo, exec)| {
+        .prop_map(move |(merge, vblock, topo, exec)| {
             let mut m = Map::new();
             m.insert("schema_version".into(), json!("1.0"));
-            if name != "security" {
-                m.insert("layer".into(), json!(name));
-            } else {
-                m.insert("escalation_routes".into(), json!({"verification-divergence": "oncall"}));
+            if name == "security" {
+                m.insert("merge_policy".into(), merge.clone().unwrap_or_else(|| json!({"C1": "human"})));
                 if exec {
                     m.insert("executor_class".into(), json!("self-operated"));
                 }
+            } else if let Some(merge) = merge {
+                m.insert("merge_policy".into(), merge);
             }
-            for (key, v) in [("merge_policy", merge), ("verification_blocking", vblock), ("security_review", review)] {
-                if let Some(v) = v {
-                    m.insert(key.into(), v);
-                }
+            if let Some((deterministic, review)) = vblock {
+                m.insert("verification_blocking".into(), json!({"deterministic": deterministic, "ai-review": review}));
             }
             if let Some(t) = topo {
                 m.insert("verification_topology".into(), t);
@@ -73,12 +77,13 @@ fn layer(name: &'static str) -> impl Strategy<Value = Value> {
         })
 }
 
-fn deployment() -> impl Strategy<Value = Vec<Value>> {
+/// One to three layers, each with the layer the invocation binds it to.
+fn deployment() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
     (layer("security"), proptest::option::of(layer("operator")), proptest::option::of(layer("repo"))).prop_map(
         |(s, o, r)| {
-            let mut v = vec![s];
-            v.extend(o);
-            v.extend(r);
+            let mut v = vec![("security", s)];
+            v.extend(o.map(|o| ("operator", o)));
+            v.extend(r.map(|r| ("repo", r)));
             v
         },
     )
@@ -114,7 +119,7 @@ proptest! {
         let set = grail_engine::shipped::policy_set(&db);
         let compiled = grail_engine::db::compile_policy(&db, set);
         let policy = &compiled.policy;
-        let texts: Vec<String> = docs.iter().map(|d| serde_json::to_string_pretty(d).unwrap_or_default()).collect();
+        let texts: Vec<String> = docs.iter().map(|(_, d)| serde_json::to_string_pretty(d).unwrap_or_default()).collect();
         let loaded: Vec<_> = texts.iter().map(|t| document::load(t, Format::Json, &Limits::default())).collect();
         let paths: Vec<String> = (0..texts.len()).map(|i| format!("layer-{i}.json")).collect();
         let inputs: Vec<Input<'_>> = texts
@@ -127,11 +132,7 @@ proptest! {
         let bindings: Vec<Bound> = docs
             .iter()
             .enumerate()
-            .map(|(input, d)| {
-                // The security document is the one without a `layer:` claim.
-                let layer = d.get("layer").and_then(Value::as_str).unwrap_or("security").to_string();
-                Bound { input, layer, by: BoundBy::Flag }
-            })
+            .map(|(input, (layer, _))| Bound { input, layer: layer.to_string(), by: BoundBy::Flag })
             .collect();
         let checked = run(policy, &inputs, &[], &bindings, false, None);
         let explained = grail_engine::explain::explain_with(policy, &inputs, &[], &bindings, None, &[]);
@@ -177,8 +178,8 @@ fn a_refused_null_is_not_in_effect_in_explain_either() {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|c| c["key"] == "C3" && c["column"] == "verification_blocking")
-        .expect("the C3 verification_blocking cell");
+        .find(|c| c["key"] == "C3" && c["column"] == "merge_policy")
+        .expect("the C3 merge_policy cell");
     // Not in effect: the value written there is invalid (its type finding says why), never `null` or a default.
     assert_eq!(cell["value"], "invalid", "{cell}");
     assert!(cell["demoted_because"].is_null(), "{cell}");

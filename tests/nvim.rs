@@ -6,23 +6,14 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BINDING: &str = "schema_version: \"1.0\"
-executor_class: self-operated
-merge_policy: {C1: auto, C3: auto}
-verification_blocking: {C3: blocking}
-security_review: {C3: blocking}
-escalation_routes:
-  verification-divergence: security-oncall
-verification_topology:
-  C3:
-    min_checkers: 1
-    min_model_checkers: 1
-    cross_vendor_required: false
-    roles:
-      - {name: author, role: generator}
-      - {name: lint, role: checker, scanner_class: static-analysis}
-      - {name: reviewer-a, role: checker, distinct_model_from: [author]}
-";
+/// examples/bindings/good.yaml with C3 needing one checker, below its floor of two.
+fn binding() -> String {
+    let good = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/bindings/good.yaml"))
+        .expect("good.yaml");
+    let floor = "  C3:\n    min_checkers: 2\n";
+    assert!(good.contains(floor), "good.yaml's C3 needs two checkers");
+    good.replacen(floor, "  C3:\n    min_checkers: 1\n", 1)
+}
 
 /// The neovim of `GRAIL_NVIM`, or the one on the path; the test fails, saying how to get it, without one.
 fn nvim() -> PathBuf {
@@ -67,19 +58,21 @@ fn neovim_shows_the_finding_and_its_code_action_clears_it() {
     let root = dir.join("workspace");
     std::fs::create_dir_all(&root).expect("a temporary workspace");
     let file = root.join("org.yaml");
-    std::fs::write(&file, BINDING).expect("write the binding");
-    let printed = run(&root, "tests/nvim/e2e.lua", &[root.as_os_str(), file.as_os_str()]);
+    let text = binding();
+    std::fs::write(&file, &text).expect("write the binding");
+    let line = text.lines().position(|l| l == "    min_checkers: 1").expect("C3's count").to_string();
+    let printed = run(&root, "tests/nvim/e2e.lua", &[root.as_os_str(), file.as_os_str(), OsStr::new(&line)]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(printed.contains("ok: set `verification_topology.C3.min_checkers` to its floor `2`"), "{printed}");
 }
 
-/// The repo layer of the example organisation tries to loosen the security
+/// The repo layer of the example organisation tries to loosen the model
 /// review of C2, which the security layer makes blocking.
-const LOOSER: &str = "security_review: {C2: advisory}\n";
+const LOOSER: &str = "verification_blocking:\n  ai-review: {C2: advisory}\n";
 /// A line of the security layer, and what the edit makes it: then the repo
 /// layer's advisory review loosens nothing.
-const SECURITY_LINE: &str = "security_review: {C2: blocking, C3: blocking}";
-const SECURITY_EDIT: &str = "security_review: {C2: advisory, C3: blocking}";
+const SECURITY_LINE: &str = "  ai-review: {C1: not-required, C2: blocking, C3: blocking, C4: blocking, C5: blocking}";
+const SECURITY_EDIT: &str = "  ai-review: {C1: not-required, C2: advisory, C3: blocking, C4: blocking, C5: blocking}";
 
 fn copy_folder(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("a folder");
@@ -125,13 +118,13 @@ fn neovim_shows_in_one_layer_what_grail_check_gives_for_its_deployment() {
         }
     }
     expected.sort();
-    assert_eq!(expected, ["layer.loosen@12:23"], "the CLI's findings in repo.yaml");
+    assert_eq!(expected, ["layer.loosen@12:19"], "the CLI's findings in repo.yaml");
 
     let expected = expected.join(",");
     let args = [root.as_os_str(), OsStr::new(&expected), OsStr::new(SECURITY_LINE), OsStr::new(SECURITY_EDIT)];
     let printed = run(&dir, "tests/nvim/deployment.lua", &args);
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(printed.contains("ok: repo.yaml showed layer.loosen@12:23, then nothing"), "{printed}");
+    assert!(printed.contains("ok: repo.yaml showed layer.loosen@12:19, then nothing"), "{printed}");
 }
 
 /// The editor latency benchmark (`benches/nvim/latency.lua`, figures in

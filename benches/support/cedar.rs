@@ -137,9 +137,8 @@ pub fn example_cases() -> Vec<Case> {
     cases
 }
 
-/// The time of every check here: nine days after the examples' and the
-/// generated transcripts' capture (2026-08-11), so `probe.stale` decides the
-/// same on every run and proven surfaces stay proven.
+/// The time of every check here: nine days after the examples' capture
+/// (2026-08-11), so every rule that reads the time decides the same on every run.
 pub const NOW: &str = "2026-08-20T00:00:00Z";
 
 /// The deployment of a case, checked at [`NOW`]; `ref` fields are followed inside the document's folder.
@@ -213,94 +212,6 @@ const SURFACES: &[&str] =
     &["ci-pool-a", "secure-pool", "laptop-runner", "Pool B", "quote\"pool", "back\\slash", "ünï-池", "in", "has x"];
 const HOSTS: &[&str] = &["registry.example.org", "api.tracker.example", "mirror.example.net"];
 
-/// A probe transcript that proves its surface isolated, for the hosts it may reach.
-fn good_probe(rng: &mut Rng, reachable: &[String]) -> Value {
-    let mut hosts: Vec<String> = vec!["canary.example.net".into()];
-    hosts.extend(reachable.iter().map(|h| h.trim_end_matches('.').to_lowercase()));
-    if hosts.len() < 2 {
-        hosts.push("canary-2.example.net".into());
-    }
-    let substituted = rng.chance(50);
-    let outcome = if substituted { "peer-substituted" } else { "dns-unresolved" };
-    let mut host = hosts.clone();
-    let mut family = vec!["ipv4"; hosts.len()];
-    let mut exit = vec!["0"; hosts.len()];
-    let mut outcomes = vec![outcome; hosts.len()];
-    let mut outer: Vec<String> = (0..hosts.len()).map(|i| format!("AA:{i:02}")).collect();
-    let mut inner: Vec<String> =
-        (0..hosts.len()).map(|i| if substituted { format!("BB:{i:02}") } else { "-".to_string() }).collect();
-    if rng.chance(30) {
-        // The first host has no IPv6 address: recorded `not-applicable`, and no target.
-        host.push(hosts[0].clone());
-        family.push("ipv6");
-        exit.push("6");
-        outcomes.push("not-applicable");
-        outer.push("-".into());
-        inner.push("-".into());
-    }
-    json!({
-        "captured_at": "2026-08-11T09:00:00Z",
-        "client_ready": true,
-        "outer_context_networked": true,
-        "assertions": {
-            "egress_denied": {
-                "host": host.join(","),
-                "address_family": family.join(","),
-                "outer_exit_code": exit.join(","),
-                "transport_outcome": outcomes.join(","),
-                "outer_fingerprint": outer.join(","),
-                "inner_fingerprint": inner.join(","),
-                "origin_bytes_read": vec!["0"; host.len()].join(","),
-            },
-            "credentials_absent": {"credential": "AWS_SECRET_ACCESS_KEY,GH_TOKEN", "found": "0,0"},
-            "workspace_host_write_contained": {
-                "canary_shapes": "plain,dotfile,git-relative",
-                "host_post_absent": "0",
-                "git_config_digest_pre": "sha256:8c1f0e",
-                "git_config_digest_post": "sha256:8c1f0e",
-            }
-        }
-    })
-}
-
-/// One way a transcript can fail to prove its surface.
-fn break_probe(rng: &mut Rng, probe: &mut Value) {
-    let egress = "/assertions/egress_denied";
-    match rng.below(12) {
-        7 => probe["outer_context_networked"] = json!(false),
-        8 => {
-            let e = probe.pointer_mut(egress).expect("egress block");
-            let n = e["host"].as_str().unwrap_or_default().split(',').count();
-            e["outer_exit_code"] = json!(vec!["7"; n].join(","));
-        }
-        9 => probe["assertions"]["credentials_absent"]["found"] = json!("0,1"),
-        10 => probe["assertions"]["workspace_host_write_contained"]["host_workspace_observable"] = json!(false),
-        11 => probe["assertions"]["workspace_host_write_contained"]["canary_shapes"] = json!("plain,hidden,nested"),
-        0 => probe["client_ready"] = json!(false),
-        1 => {
-            if let Some(o) = probe.as_object_mut() {
-                o.remove("client_ready");
-            }
-        }
-        2 => {
-            // The first host was reached: same fingerprint inside and out, bytes read.
-            let e = probe.pointer_mut(egress).expect("egress block");
-            let outer = e["outer_fingerprint"].as_str().unwrap_or_default().to_string();
-            e["inner_fingerprint"] = json!(outer);
-            let n = outer.split(',').count();
-            e["origin_bytes_read"] = json!(vec!["512"; n].join(","));
-        }
-        3 => {
-            if let Some(o) = probe.pointer_mut("/assertions").and_then(Value::as_object_mut) {
-                o.remove("workspace_host_write_contained");
-            }
-        }
-        4 => probe["assertions"]["workspace_host_write_contained"]["host_post_absent"] = json!("1"),
-        5 => probe["assertions"]["workspace_host_write_contained"]["canary_shapes"] = json!("plain,plain"),
-        _ => probe.pointer_mut(egress).expect("egress block")["transport_outcome"] = json!("teleported"),
-    }
-}
-
 fn some_classes(rng: &mut Rng, percent: u64) -> Vec<&'static str> {
     CLASSES.iter().copied().filter(|_| rng.chance(percent)).collect()
 }
@@ -337,8 +248,51 @@ fn history(r: &mut Rng) -> Value {
     h
 }
 
-/// A binding over the vocabulary of the shipped library, with mutations of
-/// merge policies, gates, the executor, admission and surfaces (probes inline).
+/// A level binding of a surface: L1 claims no boundary; L2 and L3 name the
+/// hosts their component may reach; most name the markers of a runner.
+fn level_binding(r: &mut Rng, surface: &str, level: &str) -> Value {
+    let (substrate, class) = match level {
+        "L1" => ("per-command-sandbox", "os-sandbox"),
+        "L2" => ("egress-denied-container-pool", "container"),
+        _ => (
+            "firecracker-pool",
+            // A container at L3 lacks kernel separation: `isolation.l3_substrate`.
+            if r.chance(90) { "vm-microvm" } else { "container" },
+        ),
+    };
+    let mut b = json!({
+        "substrate": substrate,
+        "substrate_class": class,
+        "probe_evidence": format!("probe-transcripts/{}.json", level.to_lowercase()),
+    });
+    if level != "L1" {
+        if r.chance(85) {
+            b["host_interop"] = json!("none");
+        }
+        let hosts: Vec<&str> = HOSTS.iter().copied().filter(|_| r.chance(40)).collect();
+        b["component_reachable_hosts"] = json!(hosts);
+    }
+    // Markers of one surface and level only; now and then none (`marker.missing` under autonomous dispatch).
+    if r.chance(90) {
+        b["runtime_markers"] = json!({"pool": format!("{surface}/{level}")});
+    }
+    b
+}
+
+/// A ratified promotion of the cell `cell`.
+fn promotion(cell: &str) -> Value {
+    json!({
+        "state": "promoted",
+        "ratified_by_change": format!("change/2026-06-30-{}", cell.to_lowercase()),
+        "evidence_window": "2026-06-01..2026-06-28",
+        "ratified_at": "2026-06-30T00:00:00Z",
+    })
+}
+
+/// A binding in upstream's shape, over the vocabulary of the shipped library,
+/// with mutations of merge policies, verification layers, promotions, the
+/// executor, the dispatch posture, admission and surfaces; sometimes a lower
+/// layer that tightens or tries to loosen it, and a remediation history.
 pub fn generated(seed: u64) -> Case {
     let mut rng = Rng(seed);
     let r = &mut rng;
@@ -352,110 +306,150 @@ pub fn generated(seed: u64) -> Case {
             doc.insert("schema_version".into(), json!("1.0"));
         }
     }
-    match r.below(10) {
+    match r.below(20) {
         0 => {}
-        1 => {
+        1 | 2 => {
             doc.insert("executor_class".into(), json!("vendor-hosted"));
         }
         _ => {
             doc.insert("executor_class".into(), json!("self-operated"));
         }
     }
-    if r.chance(85) {
-        // Classes above the ceiling (C4, C5) are bound `auto` rarely: that fails `merge.ceiling`.
-        let mut merge = serde_json::Map::new();
-        for (i, class) in CLASSES.iter().enumerate() {
-            if r.chance(50) {
-                let auto = if i < 3 { r.chance(65) } else { r.chance(10) };
-                merge.insert(class.to_string(), json!(if auto { "auto" } else { "human" }));
-            }
+    match r.below(3) {
+        0 => {}
+        1 => {
+            doc.insert("dispatch_posture".into(), json!("human-gated-only"));
         }
-        doc.insert("merge_policy".into(), Value::Object(merge));
+        _ => {
+            doc.insert("dispatch_posture".into(), json!("autonomous-enabled"));
+        }
     }
-    let map = |r: &mut Rng, percent: u64, values: &[&str]| -> Value {
-        let m: serde_json::Map<String, Value> =
-            some_classes(r, percent).into_iter().map(|c| (c.to_string(), json!(r.pick(values)))).collect();
+    // Surfaces: one to three, each with one or two levels.
+    let mut surfaces = serde_json::Map::new();
+    for _ in 0..=r.below(3) {
+        let name = r.pick(SURFACES).to_string();
+        let mut levels = serde_json::Map::new();
+        for _ in 0..=r.below(2) {
+            let level = r.pick(&["L1", "L2", "L2", "L3"]);
+            levels.insert(level.into(), level_binding(r, &name, level));
+        }
+        surfaces.insert(name, Value::Object(levels));
+    }
+    doc.insert("isolation_bindings".into(), Value::Object(surfaces));
+    // Every class is bound; one left out now and then (`schema.missing_key`).
+    // Classes above the ceiling (C4, C5) are bound `auto` rarely: that fails `merge.ceiling`.
+    let mut merge = serde_json::Map::new();
+    for (i, class) in CLASSES.iter().enumerate() {
+        if r.chance(99) {
+            let auto = match i {
+                0 => r.chance(10),
+                1 | 2 => r.chance(65),
+                _ => r.chance(5),
+            };
+            merge.insert(class.to_string(), json!(if auto { "auto" } else { "human" }));
+        }
+    }
+    doc.insert("merge_policy".into(), Value::Object(merge));
+    // Each class at its floor or tighter, now and then looser (`floor.verification_blocking`, `floor.ai_review`).
+    let forces = ["blocking", "advisory", "not-required"];
+    let layer = |r: &mut Rng, floors: [usize; 5]| -> Value {
+        let m: serde_json::Map<String, Value> = CLASSES
+            .iter()
+            .zip(floors)
+            .map(|(c, floor)| {
+                let force = match r.below(100) {
+                    0..60 => 0,
+                    60..94 => r.below(floor + 1),
+                    _ => r.below(forces.len()),
+                };
+                (c.to_string(), json!(forces[force]))
+            })
+            .collect();
         Value::Object(m)
     };
-    let gates = ["blocking", "blocking", "blocking", "blocking", "blocking", "blocking", "advisory", "advisory", "off"];
-    if r.chance(70) {
-        doc.insert("verification_blocking".into(), map(r, 40, &gates));
+    let deterministic = layer(r, [2, 0, 0, 0, 0]);
+    let review = layer(r, [2, 2, 1, 0, 0]);
+    doc.insert("verification_blocking".into(), json!({"deterministic": deterministic, "ai-review": review}));
+    let mut promotions = serde_json::Map::new();
+    for cell in ["C2-auto-merge", "C3-auto-merge", "C3-ai-review-blocking"] {
+        if r.chance(85) {
+            promotions.insert(cell.into(), promotion(cell));
+        }
     }
-    if r.chance(70) {
-        doc.insert("security_review".into(), map(r, 40, &gates));
-    }
-    if r.chance(95) {
-        doc.insert("escalation_routes".into(), json!({"verification-divergence": "security-oncall"}));
+    if !promotions.is_empty() {
+        doc.insert("promotion_state".into(), Value::Object(promotions));
     }
     if r.chance(25) {
         doc.insert(
             "verification_topology".into(),
-            json!({"C3": {"roles": [
+            json!({"C3": {"min_checkers": 2, "min_model_checkers": 1, "cross_vendor_required": false, "roles": [
                 {"name": "author", "role": "generator"},
                 {"name": "lint", "role": "checker", "scanner_class": "static-analysis"},
-                {"name": "reviewer-a", "role": "checker", "distinct_model_from": ["author"]}
+                {"name": "reviewer-a", "role": "checker", "distinct_model_from": "author"}
             ]}}),
         );
     }
-    if r.chance(85) {
-        let mut surfaces = serde_json::Map::new();
-        for _ in 0..r.below(4) {
-            let name = r.pick(SURFACES).to_string();
-            let level = r.pick(&["L1", "L2", "L2", "L3", "L3"]);
-            let mut s = serde_json::Map::new();
-            s.insert("level".into(), json!(level));
-            let reachable: Vec<String> = if r.chance(85) {
-                let mut hosts: Vec<String> = Vec::new();
-                for h in HOSTS {
-                    if r.chance(40) {
-                        // Sometimes written as the probe does not: upper case, a trailing dot.
-                        hosts.push(if r.chance(20) { format!("{}.", h.to_uppercase()) } else { h.to_string() });
-                    }
-                }
-                s.insert("component_reachable_hosts".into(), json!(hosts));
-                hosts
-            } else {
-                Vec::new()
-            };
-            if r.chance(75) {
-                let mut probe = good_probe(r, &reachable);
-                if r.chance(30) {
-                    break_probe(r, &mut probe);
-                }
-                s.insert("probe".into(), probe);
+    let mut routes = json!({
+        "gate-failure": "queue:escalations/gate-failure",
+        "verification-divergence": "security-oncall",
+        "admission-rejection": "queue:escalations/admission-rejection",
+        "demotion": "security-oncall",
+        "structural-plan-approval": "queue:escalations/structural-plan-approval",
+        "untrusted-provenance": "security-oncall",
+    });
+    if r.chance(5)
+        && let Some(o) = routes.as_object_mut()
+    {
+        o.remove("demotion");
+    }
+    doc.insert("escalation_routes".into(), routes);
+    let dispositions = ["autonomous-eligible", "autonomous-eligible", "human-gated", "audited-rejection"];
+    let rules: Vec<Value> = CLASSES
+        .iter()
+        .map(|c| {
+            // C3 and above may be autonomous-eligible only with a justification (`admission.override_required`).
+            let disposition = if *c <= "C2" || r.chance(20) { r.pick(&dispositions) } else { "human-gated" };
+            let mut rule = json!({"signal_class": "*", "provenance": "*", "work_class": c, "disposition": disposition});
+            if *c > "C2" && disposition == "autonomous-eligible" && r.chance(70) {
+                rule["override_justification"] = json!("the class is mechanical here");
             }
-            surfaces.insert(name, Value::Object(s));
-        }
-        doc.insert("isolation".into(), json!({"surfaces": surfaces}));
-    }
-    if r.chance(75) {
-        let mut admission = serde_json::Map::new();
-        if r.chance(90) {
-            admission.insert("autonomous_classes".into(), json!(some_classes(r, 45)));
-        }
-        if r.chance(30) {
-            admission.insert("autonomous_concurrency".into(), json!(r.below(3) + 1));
-        }
-        doc.insert("admission".into(), Value::Object(admission));
-    }
-    let mut documents = vec![(format!("generated/{seed}.json"), Value::Object(doc).to_string())];
-    // A lower layer that tightens, or tries to loosen, what the first one says.
+            rule
+        })
+        .collect();
+    doc.insert(
+        "admission".into(),
+        json!({
+            "classification": {"tracker-vcs-event": {
+                "autonomy:audit": "C1", "autonomy:mechanical": "C2", "autonomy:scoped": "C3",
+                "autonomy:structural": "C4", "autonomy:untrusted": "C5"}},
+            "rules": rules,
+            "autonomous_concurrency": r.below(3) + 1,
+            "items_per_run": r.below(5) + 1,
+        }),
+    );
+    let main = format!("generated/{seed}.json");
+    let mut documents = vec![(main.clone(), Value::Object(doc).to_string())];
+    let mut layers = Vec::new();
+    // A lower layer that tightens, or tries to loosen, what the security layer says.
     if r.chance(20) {
         let layer = r.pick(&["operator", "repo"]);
         let class = r.pick(&CLASSES);
         let lower = match r.below(3) {
-            0 => json!({"schema_version": "1.0", "layer": layer, "merge_policy": {class: "human"}}),
-            1 => json!({"schema_version": "1.0", "layer": layer, "merge_policy": {class: "auto"}}),
+            0 => json!({"schema_version": "1.0", "merge_policy": {class: "human"}}),
+            1 => json!({"schema_version": "1.0", "merge_policy": {class: "auto"}}),
             _ => {
-                json!({"schema_version": "1.0", "layer": layer, "security_review": {class: r.pick(&["blocking", "advisory"])}})
+                json!({"schema_version": "1.0", "verification_blocking": {"ai-review": {class: r.pick(&["blocking", "advisory"])}}})
             }
         };
-        documents.push((format!("generated/{seed}-{layer}.json"), lower.to_string()));
+        let path = format!("generated/{seed}-{layer}.json");
+        documents.push((path.clone(), lower.to_string()));
+        layers.push(("security".to_string(), main));
+        layers.push((layer.to_string(), path));
     }
     if r.chance(60) {
         documents.push((format!("generated/{seed}-history.json"), history(r).to_string()));
     }
-    Case { name: format!("generated binding {seed}"), documents, layers: Vec::new(), given: Vec::new() }
+    Case { name: format!("generated binding {seed}"), documents, layers, given: Vec::new() }
 }
 
 // ------------------------------------------------------------------ requests

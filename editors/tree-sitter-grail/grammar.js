@@ -259,8 +259,8 @@ module.exports = grammar({
     table_row: ($) => seq("row", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_column: ($) => seq("column", field("name", choice($.identifier, $.string)), "=", $._expression),
     table_detail: ($) => seq("detail", $._expression),
-    // `line "..."`: each row as a verdict line.
-    table_line: ($) => seq("line", $.string),
+    // A verdict line per row: printed when the check passes, and the report's `verdicts`.
+    table_line: ($) => seq("line", $.template),
 
     function_declaration: ($) =>
       prec.right(

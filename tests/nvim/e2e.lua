@@ -2,10 +2,10 @@
 -- waits for the expected diagnostic, applies the server's code action and
 -- sees the diagnostic cleared.
 --
--- nvim --headless --clean -l e2e.lua GRAIL ROOT FILE
--- Prints `ok` and exits 0, or prints `FAIL: ...` on stderr and exits 1.
+-- nvim --headless --clean -l e2e.lua GRAIL ROOT FILE LINE
+-- LINE is the line (from 0) of the value the diagnostic is at. Prints `ok` and exits 0, or prints `FAIL: ...` on stderr and exits 1.
 
-local grail, root, file = arg[1], arg[2], arg[3]
+local grail, root, file, LINE = arg[1], arg[2], arg[3], tonumber(arg[4])
 local RULE = "floor.min_checkers"
 
 local function fail(message)
@@ -33,8 +33,8 @@ if not vim.wait(30000, function() return find(buf) ~= nil end, 20) then
   fail("no `" .. RULE .. "` diagnostic; got " .. vim.inspect(vim.diagnostic.get(buf)))
 end
 local d = find(buf)
-if d.lnum ~= 9 or d.col ~= 18 then
-  fail("the diagnostic is at " .. d.lnum .. ":" .. d.col .. ", not 9:18")
+if d.lnum ~= LINE or d.col ~= 18 then
+  fail("the diagnostic is at " .. d.lnum .. ":" .. d.col .. ", not " .. LINE .. ":18")
 end
 
 local params = {
@@ -49,7 +49,7 @@ end
 local action = response.result[1]
 vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
 
-local line = vim.api.nvim_buf_get_lines(buf, 9, 10, true)[1]
+local line = vim.api.nvim_buf_get_lines(buf, LINE, LINE + 1, true)[1]
 if line ~= "    min_checkers: 2" then
   fail("the edit gave `" .. line .. "`")
 end

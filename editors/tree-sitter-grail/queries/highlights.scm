@@ -3,7 +3,7 @@
 (comment) @comment
 
 [
-  "enum" "record" "document" "matrix" "layers" "question" "fn" "rule"
+  "enum" "record" "document" "matrix" "layers" "question" "fn" "rule" "table"
 ] @keyword
 
 [
@@ -20,6 +20,7 @@
   "only" "sets" "any" "action" "principal" "resource" "tightest_first" "ordered"
   "syntax" "duplicate_key" "unknown_key" "missing_key" "type" "empty" "loosen"
   "untrusted" "order" "invalid" "grows" "shrinks" "tighter" "one"
+  "row" "column" "detail" "line"
 ] @keyword
 
 [ "map" "list" "ref" "int" ] @type.builtin
