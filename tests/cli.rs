@@ -24,22 +24,28 @@ fn json_report() {
 }
 
 /// Every listed finding says where it is in the document, as a key path:
-/// a rule's at the value its `at` names, a structural one at the list
-/// position, with the earlier entry related.
+/// a rule's at the value its `at` names, a structural one at its key, with
+/// the earlier key of a duplicate related, and one about the whole document
+/// at the document's root, `binding`.
 #[test]
 fn json_findings_carry_their_key_path() {
-    let out = grail(&["check", "--format", "json", "examples/bindings/identical-checkers.yaml"]);
-    let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
-    let report: serde_json::Value = serde_json::from_str(stdout).expect("a JSON report");
-    let findings = report["findings"].as_array().expect("findings");
-    assert!(findings.iter().all(|f| f["path"].is_string()), "{stdout}");
-    let at = |rule: &str| findings.iter().find(|f| f["rule"] == rule && f["outcome"] == "fail").expect(rule);
-    assert_eq!(at("topology.checker_count")["path"], "verification_topology.C4.roles");
-    let slot = at("topology.duplicate_slot");
-    assert_eq!(slot["path"], "verification_topology.C4.roles[4]");
-    assert_eq!(slot["related"], serde_json::json!(["verification_topology.C4.roles[3]"]));
-    let whole = findings.iter().find(|f| f["subject"] == "document").expect("a finding about the document");
-    assert_eq!(whole["path"], "binding");
+    let findings = |file: &str| -> Vec<serde_json::Value> {
+        let out = grail(&["check", "--format", "json", file]);
+        let stdout = out.split("--- stdout\n").nth(1).and_then(|s| s.split("--- stderr").next()).unwrap_or("");
+        let report: serde_json::Value = serde_json::from_str(stdout).expect("a JSON report");
+        let findings = report["findings"].as_array().expect("findings").clone();
+        assert!(findings.iter().all(|f| f["path"].is_string()), "{stdout}");
+        findings
+    };
+    let at = |findings: &[serde_json::Value], rule: &str| {
+        findings.iter().find(|f| f["rule"] == rule && f["outcome"] == "fail").expect(rule).clone()
+    };
+    let identical = findings("examples/bindings/identical-checkers.yaml");
+    assert_eq!(at(&identical, "topology.duplicate_scanner_class")["path"], "verification_topology.C4.roles");
+    let duplicate = at(&findings("tests/inputs/duplicate.yaml"), "schema.duplicate_key");
+    assert_eq!(duplicate["path"], "merge_policy");
+    assert_eq!(duplicate["related"], serde_json::json!(["merge_policy"]));
+    assert_eq!(at(&findings("examples/bindings/broken.yaml"), "schema.syntax")["path"], "binding");
 }
 
 #[test]

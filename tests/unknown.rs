@@ -338,42 +338,35 @@ fn explain_exits_as_the_check_does() {
     assert_eq!(run_in(root(), &["explain", "--policy", POLICY, PROVEN]).code, 0);
 }
 
-/// The example organisation has a deliberate gap (examples/README.md): an
-/// L3 probe that could not run, so UNKNOWNs. `authorize` denies everything
-/// while the check has them, as `compile` refuses it; with `--allow-unknown`
-/// it answers, and says so; what the gap leaves unproven stays refused.
+/// The example organisation's transcripts are not verified yet, so its L2
+/// and L3 levels are UNKNOWN. `authorize` denies everything while the check
+/// has them, as `compile` refuses it; with `--allow-unknown` it answers, and
+/// says so; what stays unproven stays refused (no dispatch without a human).
 #[test]
 fn authorize_denies_while_the_check_has_an_unknown_unless_allowed() {
-    let ask = |extra: &[&str], class: &str, surface: &str| {
-        let (class, surface) = (format!("work_class={class}"), format!("surface={surface}"));
-        let mut args = vec![
-            "authorize",
-            "--action",
-            "dispatch",
-            "--resource",
-            &class,
-            "--resource",
-            &surface,
-            "--now",
-            "2026-08-20T00:00:00Z",
-            "--format",
-            "json",
-        ];
+    let ask = |extra: &[&str], action: &str, resource: &[String]| {
+        let mut args = vec!["authorize", "--action", action];
+        for r in resource {
+            args.extend(["--resource", r.as_str()]);
+        }
+        args.extend(["--now", "2026-08-20T00:00:00Z", "--format", "json"]);
         args.extend(ORG_LAYERS);
         args.extend(extra);
         let out = run_in(root(), &args);
         (out.code, json(&out))
     };
-    let (code, answer) = ask(&[], "C2", "ci-pool-a");
+    let c3 = ["work_class=C3".to_string()];
+    let (code, answer) = ask(&[], "auto-merge", &c3);
     assert_eq!((code, &answer["decision"]), (1, &Value::from("deny")), "{answer}");
     let reason = answer["reasons"][0].as_str().unwrap_or_default();
     assert!(reason.contains("does not pass `grail check` (0 failed, "), "{answer}");
     assert!(reason.ends_with("(`--allow-unknown` accepts UNKNOWN)"), "{answer}");
     assert_eq!(answer.get("unknown_allowed"), None);
-    let (code, answer) = ask(&["--allow-unknown"], "C2", "ci-pool-a");
+    let (code, answer) = ask(&["--allow-unknown"], "auto-merge", &c3);
     assert_eq!((code, &answer["decision"]), (0, &Value::from("allow")), "{answer}");
     assert_eq!(answer["unknown_allowed"], "flag");
-    // The unproven L3 surface stays refused: fail-closed.
-    let (code, answer) = ask(&["--allow-unknown"], "C4", "secure-pool");
+    // An unproven surface stays refused: fail-closed.
+    let dispatch = ["work_class=C2".to_string(), "surface=ci-pool-a".to_string()];
+    let (code, answer) = ask(&["--allow-unknown"], "dispatch", &dispatch);
     assert_eq!((code, &answer["decision"]), (1, &Value::from("deny")), "{answer}");
 }
