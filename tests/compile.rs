@@ -88,10 +88,10 @@ fn cedar_files_are_named_after_the_policy() {
     let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["entities.json", "guardrails.cedar", "guardrails.cedarschema"]);
     let policies = String::from_utf8_lossy(&out[1].1).into_owned();
-    // good.yaml lets C1 and C3 merge on their own, and nothing be dispatched.
-    assert!(policies.contains("resource.work_class == \"C1\""), "{policies}");
+    // good.yaml lets C2 and C3 merge on their own (both ratified), and nothing be dispatched.
+    assert!(policies.contains("resource.work_class == \"C2\""), "{policies}");
     assert!(policies.contains("resource.work_class == \"C3\""), "{policies}");
-    assert!(!policies.contains("resource.work_class == \"C2\""), "{policies}");
+    assert!(!policies.contains("resource.work_class == \"C1\""), "{policies}");
 }
 
 #[test]
@@ -243,6 +243,24 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The examples that show a document the format refuses, and why.
+const INVALID_EXAMPLES: &[(&str, &str)] = &[(
+    "examples/self-promotion/agent.yaml",
+    "an agent's file that claims the security layer with `layer:`, a key the format does not have",
+)];
+
+/// A schema with no key required anywhere.
+fn strip_required(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            o.remove("required");
+            o.values_mut().for_each(strip_required);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_required),
+        _ => {}
+    }
+}
+
 /// The JSON Pointers of every object in `value` whose schema admits no other key.
 fn closed_objects(root: &Value, schema: &Value, value: &Value, at: String, out: &mut Vec<String>) {
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
@@ -320,9 +338,32 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
             attached.push(p.parent().expect("a folder").join(r));
         }
     }
+    // The documents a `layers.bind` binds below the most trusted layer of their kind.
+    let mut lower_layers = Vec::new();
+    for bind in paths.iter().filter(|p| p.file_name().is_some_and(|n| n == "layers.bind")) {
+        let text = std::fs::read_to_string(bind).expect("readable");
+        let folder = bind.parent().expect("a folder");
+        let bound: Vec<(&str, PathBuf)> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(layer, file)| (layer, folder.join(file.trim())))
+            .collect();
+        for (layer, file) in &bound {
+            if !policy.layers.iter().any(|l| l.layers.first().is_some_and(|t| t == layer)) {
+                lower_layers.push(file.clone());
+            }
+        }
+        // A document the file binds to no layer, beside those it binds, is of the lowest.
+        for p in paths.iter().filter(|p| p.parent() == Some(folder) && !bound.iter().any(|(_, f)| f == *p)) {
+            lower_layers.push(p.clone());
+        }
+    }
     let mut cases = Vec::new();
     let mut kinds_seen = std::collections::BTreeSet::new();
-    for p in paths.iter().filter(|p| !attached.contains(p)) {
+    // Probe transcripts (examples/org/probes/) are read by no document kind
+    // until transcripts are verified (issue 38); no other example is left out.
+    for p in paths.iter().filter(|p| !attached.contains(p) && !p.parent().is_some_and(|d| d.ends_with("probes"))) {
         let name = p.strip_prefix(root).unwrap_or(p).to_string_lossy().into_owned();
         let Ok(text) = std::fs::read_to_string(p) else { continue };
         let (kind, document) = if name.ends_with(".md") {
@@ -345,6 +386,19 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
             // A document that does not parse (`broken.yaml`) has no shape to judge.
             let Ok(node) = grail_engine::document::load(&text, format, &Default::default()) else { continue };
             let mut value = node.to_json();
+            // A list given under a name (promotion evidence) is the record its kind's `list into` fills.
+            if let Value::Array(items) = value.clone()
+                && let Some(d) = policy.documents.iter().find(|d| {
+                    matches!(&d.selector, SelectorDef::Given { name: given } if name.contains(given.as_str()))
+                })
+                && let Some(into) = &d.list_into
+            {
+                kinds_seen.insert(d.name.clone());
+                let schema_path = dir.join("schemas").join(format!("{}.schema.json", d.name));
+                let document = json!({ into.as_str(): items });
+                cases.push(json!({"name": name, "schema": schema_path, "document": document, "valid": true}));
+                continue;
+            }
             // A JSON Lines document is its header with its further lines in the list its kind fills.
             if format == grail_engine::document::Format::JsonLines
                 && let Value::Array(lines) = value.clone()
@@ -379,8 +433,19 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
         };
         kinds_seen.insert(kind.name.clone());
         let schema_path = dir.join("schemas").join(format!("{}.schema.json", kind.name));
-        let schema: Value = serde_json::from_slice(&std::fs::read(&schema_path).expect("schema")).expect("JSON");
-        cases.push(json!({"name": name, "schema": schema_path, "document": document, "valid": true}));
+        let mut schema: Value = serde_json::from_slice(&std::fs::read(&schema_path).expect("schema")).expect("JSON");
+        // A lower layer's document is partial (docs/language.md, "Layers of
+        // trust"): the kind's shape, with no key required.
+        let schema_path = if lower_layers.contains(p) {
+            strip_required(&mut schema);
+            let partial = dir.join("schemas").join(format!("{}.partial.schema.json", kind.name));
+            std::fs::write(&partial, serde_json::to_vec(&schema).expect("JSON")).expect("writable");
+            partial
+        } else {
+            schema_path
+        };
+        let valid = !INVALID_EXAMPLES.iter().any(|(n, _)| *n == name);
+        cases.push(json!({"name": name, "schema": schema_path, "document": document, "valid": valid}));
         let mut closed = Vec::new();
         closed_objects(&schema, &schema, &document, String::new(), &mut closed);
         assert!(closed.contains(&String::new()), "{name}: the top level admits unknown keys");

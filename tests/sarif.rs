@@ -164,9 +164,9 @@ fn rules_carry_their_documentation() {
     let count = rule("topology.checker_count");
     assert_eq!(
         count["shortDescription"]["text"],
-        "Enough distinct checker slots: deterministic slots count once per distinct `scanner_class`, model slots once per distinct name."
+        "Enough checking roles: distinct names of `checker` and `cross_vendor_checker` roles, scanners included, against the binding's `min_checkers` (the shipped floor where it sets none)."
     );
-    assert!(count["help"]["text"].as_str().expect("help").contains("policies/guardrails/topology.grail:6:"));
+    assert!(count["help"]["text"].as_str().expect("help").contains("policies/guardrails/topology.grail:150:"));
     // A bound takes its field's documentation.
     assert!(rule("floor.min_checkers")["fullDescription"]["text"].as_str().expect("text").contains("distinct checker"));
     // No rule lacks a description, and no rule claims a help URI it cannot have.
