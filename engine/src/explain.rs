@@ -155,11 +155,11 @@ fn cell(
         .map(|f| (f.message.clone(), f.location))
         .collect();
     // A value the documents set that a rule fails for does not take effect: the shipped value stands.
+    // A finding is about the cell when its subject is, or when it is at the cell's key path.
+    let about = |f: &Finding| f.subject == subject || f.place.paths.as_ref().is_some_and(|p| p.path == subject);
     let because: Vec<(String, String)> = findings
         .iter()
-        .filter(|f| {
-            f.subject == subject && matches!(f.outcome, Outcome::Fail | Outcome::Unknown) && !layer_rule(&f.rule)
-        })
+        .filter(|f| about(f) && matches!(f.outcome, Outcome::Fail | Outcome::Unknown) && !layer_rule(&f.rule))
         .map(|f| (f.rule.clone(), f.message.clone()))
         .collect();
     let shipped = shipped_value(policy, field, key);
@@ -182,9 +182,24 @@ fn cell(
     }
 }
 
-/// The value the policy gives a field for a key when no document sets it.
+/// The value the policy gives a field for a key when no document sets it;
+/// for a field without a default whose values are a `tightest_first`
+/// enumeration, the tightest (what stands when the value set is refused:
+/// fail closed).
 fn shipped_value(policy: &Policy, field: &FieldDef, key: &str) -> Option<Val> {
-    match field.default.as_ref()? {
+    let Some(default) = field.default.as_ref() else {
+        let ty = match &field.ty {
+            Ty::Map(_, v) => &**v,
+            t => t,
+        };
+        return match ty {
+            Ty::Enum(e) if policy.enums.get(*e as usize)?.order == grail_lang::ast::EnumOrder::TightestFirst => {
+                Some(Val::computed(ValKind::Enum(*e, 0)))
+            }
+            _ => None,
+        };
+    };
+    match default {
         DefaultDef::Value(v) => Some(v.clone()),
         DefaultDef::Empty(_) => None,
         DefaultDef::Column { matrix, column, .. } => {
