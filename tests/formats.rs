@@ -189,13 +189,14 @@ fn standard_input_is_the_document_dash() {
 
 #[test]
 fn a_folder_stands_for_the_documents_directly_in_it() {
-    // examples/org: leases.yaml, operator.yaml, repo.yaml and security.yaml (probes/, items/ and history/ are folders).
+    // examples/org: autonomy.yaml, leases.yaml, operator.yaml, repo.yaml and security.yaml (probes/, items/ and history/ are folders).
     let layers = ORG_LAYERS;
     let folder = json(&[&layers[..], &["examples/org"]].concat());
     let named = json(
         &[
             &layers[..],
             &[
+                "examples/org/autonomy.yaml",
                 "examples/org/leases.yaml",
                 "examples/org/operator.yaml",
                 "examples/org/repo.yaml",
@@ -214,19 +215,22 @@ fn a_folder_stands_for_the_documents_directly_in_it() {
 
 #[test]
 fn a_folder_leaves_out_the_files_its_documents_attach() {
+    // A policy whose documents attach their transcripts by `ref` (tests/policies/attach).
     let dir = std::env::temp_dir().join(format!("grail-folder-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a folder");
-    let security = std::fs::read_to_string(root().join("examples/org/security.yaml")).expect("the example");
-    // The probe transcripts side by side with the binding that attaches them.
-    std::fs::write(dir.join("security.yaml"), security.replace("probes/", "")).expect("write");
-    for probe in ["ci-pool-a-l2.json", "secure-pool-l3.json"] {
-        std::fs::copy(root().join("examples/org/probes").join(probe), dir.join(probe)).expect("copy");
+    let sheet = "surfaces:\n  a: {probe: a.json}\n  b: {probe: b.json}\n";
+    std::fs::write(dir.join("sheet.yaml"), sheet).expect("write");
+    for probe in ["a.json", "b.json"] {
+        std::fs::write(dir.join(probe), "{\"captured_at\": \"2026-08-01T00:00:00Z\", \"client_ready\": true}\n")
+            .expect("write");
     }
     let d = dir.to_str().expect("a UTF-8 path");
-    let folder = json(&[d]);
-    let alone = json(&[&format!("{d}/security.yaml")]);
+    let policy = "tests/policies/attach";
+    let folder = json(&["--policy", policy, d]);
+    let alone = json(&["--policy", policy, &format!("{d}/sheet.yaml")]);
     assert_eq!(folder["summary"], alone["summary"], "{folder}");
+    assert_eq!(folder["verdict"], "pass", "{folder}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
