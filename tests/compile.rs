@@ -388,9 +388,9 @@ fn json_schemas_accept_every_example_and_reject_unknown_keys() {
             let mut value = node.to_json();
             // A list given under a name (promotion evidence) is the record its kind's `list into` fills.
             if let Value::Array(items) = value.clone()
-                && let Some(d) = policy.documents.iter().find(|d| {
-                    matches!(&d.selector, SelectorDef::Given { name: given } if name.contains(given.as_str()))
-                })
+                && let Some(d) = policy.documents.iter().find(
+                    |d| matches!(&d.selector, SelectorDef::Given { name: given } if name.contains(given.as_str())),
+                )
                 && let Some(into) = &d.list_into
             {
                 kinds_seen.insert(d.name.clone());

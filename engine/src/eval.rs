@@ -319,14 +319,9 @@ impl Walk<'_, '_> {
                             Truth::True => {}
                             Truth::False => continue,
                             Truth::Unknown => {
-                                self.emit(
-                                    ev,
-                                    Outcome::Unknown,
-                                    format!(
-                                        "cannot tell whether an element of `{}` is a subject: `{}` is unknown",
-                                        domain.text, f.text
-                                    ),
-                                );
+                                // Said in the document's terms, as a guard's is, never by the rule's names.
+                                let why = ev.first_missing(f).unwrap_or_else(|| UNESTABLISHED.into());
+                                self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: {why}"));
                                 continue;
                             }
                         }
@@ -925,6 +920,11 @@ impl<'a> Evaluator<'a> {
             }
         }
         let v = self.eval(e);
+        // An invalid value, whatever computed it (a comprehension over an entry
+        // of the wrong type), is why: its type finding says what is wrong.
+        if unknown && v.is_invalid() {
+            return Some(v);
+        }
         if (if unknown { v.is_unknown() } else { v.is_absent() })
             && matches!(
                 e.kind,
