@@ -497,16 +497,13 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
     if compiled.has_errors() {
         return None;
     }
+    Some(run_of(db, &compiled.policy, deployment))
+}
+
+/// The check of a deployment's documents, as `grail check` runs it (no trace).
+fn run_of(db: &dyn salsa::Database, policy: &crate::hir::Policy, deployment: Deployment) -> check::Run {
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    Some(check::run_with_params(
-        &compiled.policy,
-        &inputs,
-        &attached,
-        &bindings,
-        false,
-        deployment.now(db),
-        deployment.params(db),
-    ))
+    check::run_with_params(policy, &inputs, &attached, &bindings, false, deployment.now(db), deployment.params(db))
 }
 
 /// The answers of the policy's admission questions for a deployment.
@@ -516,16 +513,7 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
     if compiled.has_errors() {
         return Vec::new();
     }
-    let (_, inputs, attached, bindings) = assemble(db, deployment);
-    let run = check::run_with_params(
-        &compiled.policy,
-        &inputs,
-        &attached,
-        &bindings,
-        false,
-        deployment.now(db),
-        deployment.params(db),
-    );
+    let run = run_of(db, &compiled.policy, deployment);
     crate::question::decide(&compiled.policy, &run)
 }
 
@@ -548,16 +536,7 @@ pub fn table_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Vec::new();
     }
-    let (_, inputs, attached, bindings) = assemble(db, deployment);
-    let run = check::run_with_params(
-        &compiled.policy,
-        &inputs,
-        &attached,
-        &bindings,
-        false,
-        deployment.now(db),
-        deployment.params(db),
-    );
+    let run = run_of(db, &compiled.policy, deployment);
     crate::table::tables(&compiled.policy, &run)
 }
 
