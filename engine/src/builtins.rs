@@ -24,6 +24,8 @@ functions! {
         "the number of distinct identities in `xs` (scalars by value, records by their `identity` field), never the length of the list; with `by`, the number of distinct `key` values";
     "pairs" ["pairs(xs)"] "the unordered pairs of distinct identities (for `for (a, b) in pairs(xs)`)";
     "present" ["present(x)"] "whether a value is there; never unknown";
+    "valid" ["valid(x)"]
+        "whether a value is there and of its type: false for an absent, a missing or an invalid value, never unknown";
     "absent" ["absent(x)"] "whether a value is missing; never unknown";
     "empty" ["empty(xs)"] "a list or map without entries";
     "max" ["max(a, b)", "max(xs)"]

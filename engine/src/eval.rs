@@ -1181,6 +1181,8 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x);
                 if v.is_invalid() { v } else { Val::bool(!v.is_absent()) }
             }
+            // There and of its type: an invalid value is as good as none, decidedly.
+            ExprKind::Valid(x) => Val::bool(!self.eval(x).is_absent()),
             ExprKind::Count(x) => {
                 let c = self.eval(x);
                 match &c.kind {

@@ -1046,6 +1046,9 @@ pub enum ExprKind {
     Sub(Box<Expr>, Box<Expr>),
     Mul(Box<Expr>, Box<Expr>),
     Present(Box<Expr>),
+    /// `valid(x)`: `x` is there and of its type; false for an absent, a
+    /// missing and an invalid value alike, never unknown.
+    Valid(Box<Expr>),
     Count(Box<Expr>),
     CountBy {
         slot: Slot,

@@ -2069,6 +2069,13 @@ impl<'a> RuleLowerer<'a> {
         let loc = self.loc(e.span);
         let unknown = (ExprKind::Lit(Val::unknown()), Ty::Error);
         match name.text.as_str() {
+            "valid" => {
+                if !arity(self.lw, 1, loc) {
+                    return unknown;
+                }
+                let (x, _) = self.boxed(&args[0]);
+                (ExprKind::Valid(x), Ty::Bool)
+            }
             "present" | "absent" => {
                 if !arity(self.lw, 1, loc) {
                     return unknown;

@@ -302,7 +302,11 @@ impl Cx<'_> {
                     _ => Abs::Other,
                 }
             }
-            ExprKind::Not(x) | ExprKind::Present(x) | ExprKind::Empty(x) | ExprKind::Entries(x) => {
+            ExprKind::Not(x)
+            | ExprKind::Present(x)
+            | ExprKind::Valid(x)
+            | ExprKind::Empty(x)
+            | ExprKind::Entries(x) => {
                 self.eval(x);
                 Abs::Other
             }

@@ -148,6 +148,7 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | MatrixRow(_, a)
         | Not(a)
         | Present(a)
+        | Valid(a)
         | Count(a)
         | Empty(a)
         | Pairs(a)

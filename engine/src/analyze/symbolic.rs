@@ -563,7 +563,8 @@ impl<'a> Ev<'a> {
                 }
                 Sym { decided, ..scalar(self.b, alts, missing) }
             }
-            ExprKind::Present(x) => {
+            // The model's documents are well-typed: a value there is of its type.
+            ExprKind::Present(x) | ExprKind::Valid(x) => {
                 let v = self.eval(x);
                 Sym::truth(self.b, v.present, v.present.negate())
             }

@@ -185,6 +185,7 @@ impl<'p> Trees<'p> {
                 (v, Some(ty))
             }
             ExprKind::Present(a) => (self.op("present", &[a]).0, Some(Ty::Bool)),
+            ExprKind::Valid(a) => (self.op("valid", &[a]).0, Some(Ty::Bool)),
             ExprKind::Count(a) => (self.op("count", &[a]).0, Some(Ty::Int)),
             ExprKind::CountBy { slot, domain, key } => {
                 let (d, ty) = self.walk(domain);
