@@ -132,3 +132,36 @@ fn a_lower_layer_is_a_partial_document() {
     let loosened = layered("owner: ada\ngate: closed\n", "gate: open\n");
     assert!(loosened.iter().any(|(r, _)| r == "layer.loosen"), "{loosened:#?}");
 }
+
+const VALIDITY: &str = r#"
+enum Gate tightest_first { closed open }
+document Plan as plan where kind absent {
+  on syntax rule plan.syntax
+  on duplicate_key rule plan.duplicate_key
+  on unknown_key rule plan.unknown_key
+  on type rule plan.type
+  gate?: Gate
+}
+rule plan.valid_gate
+  require valid(plan.gate) else fail "no gate of the vocabulary"
+rule plan.present_gate
+  require present(plan.gate) else fail "no gate"
+"#;
+
+/// `valid(x)` is decided where `present(x)` is not: a value outside its
+/// vocabulary is as good as none, never unknown.
+#[test]
+fn valid_is_decided_for_an_invalid_value() {
+    let outcome = |doc: &str, rule: &str| {
+        support::check(VALIDITY, &[("plan.yaml", doc)], None)
+            .into_iter()
+            .find(|(r, ..)| r == rule)
+            .map(|(_, o, ..)| o)
+            .expect("an outcome")
+    };
+    assert_eq!(outcome("gate: closed\n", "plan.valid_gate"), Outcome::Pass);
+    assert_eq!(outcome("gate: ajar\n", "plan.valid_gate"), Outcome::Fail);
+    assert_eq!(outcome("{}\n", "plan.valid_gate"), Outcome::Fail);
+    // `present` of the same invalid value cannot be decided.
+    assert_eq!(outcome("gate: ajar\n", "plan.present_gate"), Outcome::Unknown);
+}
