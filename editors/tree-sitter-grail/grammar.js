@@ -282,7 +282,7 @@ module.exports = grammar({
     let_clause: ($) => seq("let", field("name", $.identifier), "=", $._expression),
     require_clause: ($) => seq("require", $._expression, "else", $.outcome, $.template),
     outcome: (_) => choice("fail", "unknown"),
-    at_clause: ($) => seq("at", $._expression),
+    at_clause: ($) => seq("at", $._expression, optional(seq("by", "position"))),
 
     pattern: ($) =>
       choice(seq("(", $.identifier, ",", $.identifier, ")"), seq($.identifier, optional(seq(",", $.identifier)))),

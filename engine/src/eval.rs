@@ -243,7 +243,7 @@ impl Walk<'_, '_> {
             // The judged document is bound too: `holds` asked of a whole document sees every finding in it.
             bound: self.root_span.into_iter().chain(self.bound.iter().flatten().copied()).collect(),
             trace: self.steps.clone(),
-            place: crate::diagnostic::Place { anchor, below, by_identity: true, paths },
+            place: crate::diagnostic::Place { anchor, below, by_identity: !self.rule.at_by_position, paths },
         });
     }
 

@@ -961,6 +961,10 @@ pub struct RuleDef {
     pub clauses: Lazy<Vec<ClauseDef>>,
     /// Where a finding points, evaluated when the outcome is known.
     pub at: Option<Expr>,
+    /// `at ... by position`: the finding's key path numbers list entries
+    /// (`roles[1]`) rather than naming them by their identity.
+    #[serde(default)]
+    pub at_by_position: bool,
     pub slots: u32,
     pub loc: Loc,
 }

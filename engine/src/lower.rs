@@ -1318,6 +1318,7 @@ impl<'a> RuleLowerer<'a> {
         let errors_before = self.lw.diagnostics.len();
         let mut clauses = Vec::new();
         let mut at = None;
+        let mut at_by_position = false;
         let mut required = false;
         for clause in r.clauses.iter() {
             if required && !matches!(clause, ast::Clause::At { .. }) {
@@ -1353,7 +1354,10 @@ impl<'a> RuleLowerer<'a> {
                         loc: self.loc(*span),
                     });
                 }
-                ast::Clause::At { location, .. } => at = Some(self.expr(location).0),
+                ast::Clause::At { location, positional, .. } => {
+                    at = Some(self.expr(location).0);
+                    at_by_position = *positional;
+                }
             }
         }
         if !required {
@@ -1378,6 +1382,7 @@ impl<'a> RuleLowerer<'a> {
             reads: self.reads,
             clauses: Lazy::new(clauses),
             at,
+            at_by_position,
             slots: self.slots,
             loc: Loc { file: self.file, span: r.id.span },
         };

@@ -154,6 +154,21 @@ fn a_list_entry_is_named_by_its_identity_in_a_rule_and_by_position_in_a_structur
     assert_eq!(paths(doc), "slot.peer: slots[\"x.y\"].peer\nslot.peer: slots[\"c\"].peer\nteam.type: slots[1].peer\n");
 }
 
+/// A rule that numbers the entries its findings are about: `at ... by position`.
+const BY_POSITION: &str = r#"
+rule slot.peer_numbered
+  for s in team.slots
+  require s.peer != s.name else fail "{s.name} is its own peer"
+  at s.peer by position
+"#;
+
+#[test]
+fn a_rule_at_a_value_by_position_numbers_the_entries() {
+    let doc = r#"{"name": "a", "lead": "b", "slots": [{"name": "x", "peer": "y"}, {"name": "c", "peer": "c"}]}"#;
+    let policy = format!("{POLICY}{BY_POSITION}");
+    assert_eq!(paths_with(&policy, doc), "slot.peer: slots[\"c\"].peer\nslot.peer_numbered: slots[1].peer\n");
+}
+
 #[test]
 fn a_key_outside_letters_digits_dash_and_underscore_is_quoted() {
     let doc = r#"{"name": "a", "lead": "b", "labels": {"ci.health review": {"url": ""}, "plain-key_1": {"url": ""}}}"#;

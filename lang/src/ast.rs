@@ -458,11 +458,34 @@ pub enum Outcome {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Clause {
-    For { pattern: Pattern, domain: Expr, filter: Option<Expr>, span: Span },
-    When { guard: Expr, reason: Option<Template>, span: Span },
-    Let { name: Name, value: Expr, span: Span },
-    Require { check: Expr, outcome: Outcome, message: Template, span: Span },
-    At { location: Expr, span: Span },
+    For {
+        pattern: Pattern,
+        domain: Expr,
+        filter: Option<Expr>,
+        span: Span,
+    },
+    When {
+        guard: Expr,
+        reason: Option<Template>,
+        span: Span,
+    },
+    Let {
+        name: Name,
+        value: Expr,
+        span: Span,
+    },
+    Require {
+        check: Expr,
+        outcome: Outcome,
+        message: Template,
+        span: Span,
+    },
+    /// `at EXPR`, or `at EXPR by position` (`positional`).
+    At {
+        location: Expr,
+        positional: bool,
+        span: Span,
+    },
 }
 
 impl Clause {

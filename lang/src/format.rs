@@ -652,8 +652,9 @@ impl<'a> Layout<'a> {
             Clause::Let { name, value, span } => {
                 self.push(STEP, format!("let {} = {}", name.text, self.printer.expr(value)), *span, gap, first);
             }
-            Clause::At { location, span } => {
-                self.push(STEP, format!("at {}", self.printer.expr(location)), *span, gap, first);
+            Clause::At { location, positional, span } => {
+                let by = if *positional { " by position" } else { "" };
+                self.push(STEP, format!("at {}{by}", self.printer.expr(location)), *span, gap, first);
             }
             Clause::When { guard, reason, span } => {
                 let otherwise = reason.as_ref().map(|r| (format!("else {}", self.printer.template(r)), r.span));

@@ -865,7 +865,11 @@ impl Builder {
                 let message = self.template(it.next().expect("message"));
                 Clause::Require { check, outcome, message, span }
             }
-            _ => Clause::At { location: self.expr(it.next().expect("location")), span },
+            _ => {
+                let location = self.expr(it.next().expect("location"));
+                let positional = it.next().is_some_and(|p| p.as_rule() == Rule::at_position);
+                Clause::At { location, positional, span }
+            }
         }
     }
 

@@ -16,7 +16,7 @@
 
 [
   "as" "where" "absent" "markdown" "after" "on" "forbid" "key" "anywhere"
-  "default" "floor" "ceiling" "unique" "identity" "columns" "by" "of" "layer"
+  "default" "floor" "ceiling" "unique" "identity" "columns" "by" "position" "of" "layer"
   "only" "sets" "any" "action" "principal" "resource" "tightest_first" "ordered"
   "syntax" "duplicate_key" "unknown_key" "missing_key" "type" "empty" "loosen"
   "untrusted" "order" "invalid" "grows" "shrinks" "tighter" "one"
