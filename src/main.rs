@@ -154,7 +154,12 @@ enum Command {
     /// `.yml`, and Markdown work items), and formatting of policy files. The
     /// policy is the workspace's `.grail` files if it has any, otherwise the
     /// shipped library. See README.md to attach an editor.
-    Lsp,
+    ///
+    /// Examples:
+    ///   grail lsp
+    ///   grail lsp --stdio      (as editors that name the transport start it)
+    #[command(verbatim_doc_comment)]
+    Lsp(LspArgs),
     /// Prove the policy: a witness per subject, conflicts, dead rules, fixture pairs, lints.
     ///
     /// Encodes the rules over bounded symbolic documents and asks a SAT solver
@@ -589,6 +594,15 @@ struct TestArgs {
 }
 
 #[derive(clap::Args)]
+struct LspArgs {
+    /// Serve on standard input and output: the only transport, and the
+    /// default; accepted because editors name it (VS Code's language client
+    /// appends `--stdio` to the command it starts).
+    #[arg(long)]
+    stdio: bool,
+}
+
+#[derive(clap::Args)]
 struct CheckArgs {
     /// A folder of `.grail` files (or one file) to use instead of the shipped
     /// library; repeatable, the folders read together as one policy.
@@ -842,7 +856,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Compile(args) => compile::run(&args),
-        Command::Lsp => grail_lsp::run_stdio()
+        Command::Lsp(_) => grail_lsp::run_stdio()
             .map(|()| ExitCode::SUCCESS)
             .map_err(|e| Fatal(format!("the language server stopped: {e}"))),
         Command::Analyze(args) => analyze::run(&args),
