@@ -81,8 +81,8 @@ enum Command {
     /// rule fire with the outcome it declares; `pass.*` must make it pass; the
     /// twins must differ in one line. Prints one line per failing case and a
     /// closing `N passed, M failed`. Exit status: 0 when every case holds (and,
-    /// with --coverage, every rule is both fired and passed by some case),
-    /// 1 otherwise, 2 when the policy does not compile.
+    /// with --coverage, every rule is fired by its own `fail` case and passed
+    /// by its own `pass` case), 1 otherwise, 2 when the policy does not compile.
     ///
     /// Examples:
     ///   grail test --coverage
@@ -579,7 +579,7 @@ struct TestArgs {
     /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
     policy: Vec<Utf8PathBuf>,
-    /// Report, per rule, whether some case fires it and some case passes it; fail if one lacks either.
+    /// Report, per rule, whether its own `fail` case fires it and its own `pass` case passes it (another rule's fixtures do not count); fail if one lacks either.
     #[arg(long)]
     coverage: bool,
     /// List every case, not only the failing ones.

@@ -468,3 +468,30 @@ fn in_a_policy_of_the_library_and_a_folder_only_the_library_rules_point_at_grail
     let refused = grail(&[&["source"][..], &both, &["--out", dir]].concat());
     assert!(refused.starts_with("exit: 2"), "an absolute policy path has no place under --out: {refused}");
 }
+
+/// `grail test --coverage` counts a rule's own fixture pair: a rule that
+/// another rule's fixtures happen to fire and pass, with no `tests/` folder
+/// of its own, is not covered.
+#[test]
+fn coverage_counts_a_rules_own_fixture_pair() {
+    let root = std::env::temp_dir().join(format!("grail-coverage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("tests/team.named/fail")).expect("a folder");
+    std::fs::create_dir_all(root.join("tests/team.named/pass")).expect("a folder");
+    std::fs::write(
+        root.join("team.grail"),
+        "document Team as team where kind absent {\n  on syntax rule team.syntax\n  on duplicate_key rule team.duplicate_key\n  \
+         on unknown_key rule team.unknown_key\n  on type rule team.type\n  name?: string\n}\n\n\
+         /// The team has a name.\nrule team.named\n  require present(team.name) else fail \"no name\"\n\n\
+         /// The same condition, with no fixture of its own.\nrule team.also_named\n  require present(team.name) else fail \"no name\"\n",
+    )
+    .expect("the policy");
+    std::fs::write(root.join("tests/team.named/fail/team.yaml"), "other: 1\n").expect("fail");
+    std::fs::write(root.join("tests/team.named/pass/team.yaml"), "name: a\n").expect("pass");
+    let policy = root.to_str().expect("a UTF-8 path");
+    let out = grail(&["test", "--policy", policy, "--coverage"]);
+    assert!(out.starts_with("exit: 1"), "{out}");
+    assert!(out.contains("fires yes  passes yes  team.named"), "{out}");
+    assert!(out.contains("fires NO   passes NO   team.also_named"), "{out}");
+    let _ = std::fs::remove_dir_all(&root);
+}

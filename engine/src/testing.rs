@@ -154,17 +154,19 @@ pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i1
                 continue;
             }
         };
-        // Coverage counts what any case shows of any rule.
-        for f in &findings {
-            if let Some(c) = report.coverage.get_mut(&f.rule) {
-                match f.outcome {
-                    Outcome::Fail | Outcome::Unknown => c.fires = true,
-                    Outcome::Pass => c.passes = true,
-                    Outcome::NotApplicable => {}
-                }
+        let outcomes: Vec<Outcome> = findings.iter().filter(|f| f.rule == case.rule).map(|f| f.outcome).collect();
+        // Coverage counts a rule's own fixture pair only: its `fail` case
+        // firing it, its `pass` case passing it. Another rule's fixture that
+        // happens to fire it proves nothing of its own twins.
+        if let Some(c) = report.coverage.get_mut(&case.rule) {
+            let fired = outcomes.iter().any(|o| matches!(o, Outcome::Fail | Outcome::Unknown));
+            if case.fires && fired {
+                c.fires = true;
+            }
+            if !case.fires && !fired && outcomes.contains(&Outcome::Pass) {
+                c.passes = true;
             }
         }
-        let outcomes: Vec<Outcome> = findings.iter().filter(|f| f.rule == case.rule).map(|f| f.outcome).collect();
         let problem = judge(policy, case, &findings);
         report.results.push(CaseResult { case: case.clone(), problem, outcomes });
     }
