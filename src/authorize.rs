@@ -16,7 +16,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::db::{check_deployment, decide_deployment, explain_deployment};
@@ -218,9 +217,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
             format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
         }
     };
-    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
-    }
+    crate::write_stdout(&mut std::io::stdout().lock(), text.as_bytes())?;
     Ok(if allowed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

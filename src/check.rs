@@ -1,6 +1,5 @@
 //! `grail check`.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::check::{Attachment, Input};
@@ -361,19 +360,15 @@ fn report(
                 continue;
             }
         };
-        if stdout.write_all(text.as_bytes()).is_err() {
-            return Err(Fatal("cannot write to standard output".into()));
-        }
+        crate::write_stdout(&mut stdout, text.as_bytes())?;
     }
     if args.format == Format::Sarif {
         let log = sarif::log(db, sarif::Policy { set, shipped }, &sarif_runs);
         let text = format!("{}\n", serde_json::to_string_pretty(&log).unwrap_or_default());
-        if stdout.write_all(text.as_bytes()).is_err() {
-            return Err(Fatal("cannot write to standard output".into()));
-        }
+        crate::write_stdout(&mut stdout, text.as_bytes())?;
     }
-    if args.format == Format::Junit && stdout.write_all(junit::document(&junit_suites).as_bytes()).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
+    if args.format == Format::Junit {
+        crate::write_stdout(&mut stdout, junit::document(&junit_suites).as_bytes())?;
     }
     Ok(exit(failed))
 }
@@ -428,9 +423,7 @@ fn each(
         for report in reports {
             let (text, verdict) = report?;
             failed |= outcome::fails(verdict, allowed);
-            if stdout.write_all(text.as_bytes()).is_err() {
-                return Err(Fatal("cannot write to standard output".into()));
-            }
+            crate::write_stdout(&mut stdout, text.as_bytes())?;
         }
     }
     Ok(exit(failed))

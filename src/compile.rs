@@ -118,9 +118,7 @@ fn write(dir: &Utf8Path, files: &[(String, String)]) -> Result<(), Fatal> {
         let path: Utf8PathBuf = dir.join(file);
         std::fs::write(&path, text)
             .map_err(|e| Fatal(format!("cannot write `{path}`: {}", lower_first(&e.to_string()))))?;
-        if writeln!(stdout, "{path}").is_err() {
-            return Err(Fatal("cannot write to standard output".into()));
-        }
+        crate::write_stdout(&mut stdout, format!("{path}\n").as_bytes())?;
     }
     Ok(())
 }

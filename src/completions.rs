@@ -2,7 +2,6 @@
 //! line's own definition (clap_complete, clap_mangen), so they never drift
 //! from it.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use camino::Utf8Path;
@@ -53,8 +52,6 @@ fn render(command: &clap::Command, out: &mut Vec<u8>) -> Result<(), Fatal> {
 }
 
 fn write_stdout(bytes: &[u8]) -> Result<ExitCode, Fatal> {
-    if std::io::stdout().lock().write_all(bytes).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
-    }
+    crate::write_stdout(&mut std::io::stdout().lock(), bytes)?;
     Ok(ExitCode::SUCCESS)
 }

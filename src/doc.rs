@@ -10,7 +10,6 @@
 //! `code` spans, lists, tables, code), so they say the same thing.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::hir::{DefaultDef, FieldDef, KeyCondDef, Loc, Policy, RecordDef, SelectorDef};
@@ -44,10 +43,8 @@ pub fn run(args: &DocArgs) -> Result<ExitCode, Fatal> {
                 "`--format html` writes a site of several files: name its folder with `--out DIR`".into(),
             ));
         }
-        return match stdout.write_all(files[0].1.as_bytes()) {
-            Ok(()) => Ok(ExitCode::SUCCESS),
-            Err(_) => Err(Fatal("cannot write to standard output".into())),
-        };
+        crate::write_stdout(&mut stdout, files[0].1.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
     };
     std::fs::create_dir_all(dir)
         .map_err(|e| Fatal(format!("cannot create `{dir}`: {}", lower_first(&e.to_string()))))?;
@@ -55,9 +52,7 @@ pub fn run(args: &DocArgs) -> Result<ExitCode, Fatal> {
         let path = dir.join(file);
         std::fs::write(&path, text)
             .map_err(|e| Fatal(format!("cannot write `{path}`: {}", lower_first(&e.to_string()))))?;
-        if writeln!(stdout, "{path}").is_err() {
-            return Err(Fatal("cannot write to standard output".into()));
-        }
+        crate::write_stdout(&mut stdout, format!("{path}\n").as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::db::{Compiled, explain_deployment};
@@ -101,9 +100,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     };
-    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
-    }
+    crate::write_stdout(&mut std::io::stdout().lock(), text.as_bytes())?;
     Ok(if crate::outcome::fails(Summary::of(&e.findings).verdict(), allowed) {
         ExitCode::from(1)
     } else {

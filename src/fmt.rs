@@ -1,9 +1,10 @@
 //! `grail fmt`: policy files in the style of the shipped library
 //! (`grail_lang::format`).
 
+use std::io::Write as _;
+
 use grail_engine::workspace_file::lower_first;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -45,9 +46,7 @@ pub fn run(args: &FmtArgs) -> Result<ExitCode, Fatal> {
         } else {
             format!("{path}\n")
         };
-        if stdout.write_all(report.as_bytes()).is_err() {
-            return Err(Fatal("cannot write to standard output".into()));
-        }
+        crate::write_stdout(&mut stdout, report.as_bytes())?;
     }
     let _ = stdout.flush();
     if failed > 0 {

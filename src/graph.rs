@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use grail_engine::db::{explain_deployment, run_deployment};
@@ -136,9 +135,7 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
         GraphFormat::Mermaid => mermaid(&graph),
         GraphFormat::Svg => svg(&graph),
     };
-    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
-    }
+    crate::write_stdout(&mut std::io::stdout().lock(), text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -832,6 +832,16 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 /// The command could not run: printed as an error, exit status 2.
 pub struct Fatal(pub String);
 
+/// Writes a command's output to standard output. A reader that closed the
+/// pipe (`grail doc | head -1`) is no error: nobody reads the rest, and the
+/// command's exit status stays what its work decided.
+pub fn write_stdout(out: &mut impl std::io::Write, bytes: &[u8]) -> Result<(), Fatal> {
+    match out.write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Fatal("cannot write to standard output".into())),
+        _ => Ok(()),
+    }
+}
+
 /// `grail --version` says how the shipped library is loaded.
 const LONG_VERSION: &str =
     concat!(env!("CARGO_PKG_VERSION"), " (shipped library: ", env!("GRAIL_SHIPPED_LIBRARY"), ")");

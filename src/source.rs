@@ -9,7 +9,6 @@
 //! folder that `--policy` reads back as the same policy.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
@@ -31,9 +30,7 @@ pub fn run(args: &SourceArgs) -> Result<ExitCode, Fatal> {
         (None, None) => list(&files, &compiled.policy),
         (None, Some(name)) => show(name, &files, &compiled.policy)?,
     };
-    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
-        return Err(Fatal("cannot write to standard output".into()));
-    }
+    crate::write_stdout(&mut std::io::stdout().lock(), text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
