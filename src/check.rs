@@ -263,17 +263,13 @@ fn report(
         let root = group.invocation.evidence_root.as_deref();
         let attachments = attachments_within(db, set, &documents, args.max_total_size, root);
         let given = crate::documents::given(db, &args.attach, args.max_document_size)?;
-        let evidence = match &group.evidence {
-            Some(path) => vec![crate::documents::given_under(
-                db,
-                set,
-                group.evidence_flag,
-                crate::documents::EVIDENCE,
-                path,
-                args.max_document_size,
-            )?],
-            None => Vec::new(),
-        };
+        let evidence = crate::documents::given_evidence(
+            db,
+            set,
+            group.evidence_flag,
+            group.evidence.as_deref(),
+            args.max_document_size,
+        )?;
         let deployment = Deployment::builder(documents, attachments)
             .bindings(group.bindings.clone())
             .params(group.invocation.params.clone())

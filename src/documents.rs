@@ -273,14 +273,14 @@ pub struct Call<'a> {
 
 /// The name `--evidence FILE` (and a deployment's `evidence` in the
 /// workspace file) gives its file under.
-pub const EVIDENCE: &str = "evidence";
+const EVIDENCE: &str = "evidence";
 
 /// A file given to a deployment under `name`: read as the policy's kind
 /// given that name, never chosen by its content. A file that cannot be read
 /// is still given, as a document that does not load, with the reason: its
 /// kind says what that means (unavailable evidence, or a finding). Refused
 /// (exit 2) when no kind of the policy is given that name.
-pub fn given_under(
+fn given_under(
     db: &Database,
     set: PolicySet,
     flag: &str,
@@ -304,6 +304,19 @@ pub fn given_under(
     Ok(grail_engine::db::NamedDocument { name: name.to_string(), document })
 }
 
+/// The file `--evidence` (or a deployment's `evidence`, named by `flag`)
+/// gives, as the deployment's documents given under the name `evidence`:
+/// none without one.
+pub fn given_evidence(
+    db: &Database,
+    set: PolicySet,
+    flag: &str,
+    path: Option<&Utf8Path>,
+    limit: u64,
+) -> Result<Vec<grail_engine::db::NamedDocument>, Fatal> {
+    path.map(|p| given_under(db, set, flag, EVIDENCE, p, limit)).into_iter().collect()
+}
+
 /// The deployment a command names, put in the database: its documents
 /// ([`deployment`]), the files their `ref` fields name, the `--layer`
 /// bindings, the `--attach` files, the time of the check and the parameters
@@ -321,10 +334,7 @@ pub fn named_deployment(
     let Call { attach, now, invocation, evidence } = call;
     let named = deployment(db, set, files, layers, context, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(db, set, &named.documents, invocation.evidence_root.as_deref());
-    let evidence = match evidence {
-        Some(path) => vec![given_under(db, set, "--evidence", EVIDENCE, path, DEFAULT_MAX_DOCUMENT_SIZE)?],
-        None => Vec::new(),
-    };
+    let evidence = given_evidence(db, set, "--evidence", evidence, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let deployment = grail_engine::db::Deployment::builder(named.documents, attached)
         .bindings(named.bindings)
