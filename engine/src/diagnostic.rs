@@ -109,6 +109,10 @@ pub struct Place {
     /// named by it (`slots["b"]`: findings of rules) rather than by position
     /// (`slots[1]`: structural findings).
     pub by_identity: bool,
+    /// A FAIL or UNKNOWN that a `when ... else report` clause reports as
+    /// NOT APPLICABLE: the message it would have had (for `holds` and
+    /// `failure`, which still see it).
+    pub reported: Option<Box<str>>,
     /// The key paths, computed when the findings of a check are finished,
     /// for every finding that is not a PASS.
     pub paths: Option<Box<KeyPaths>>,

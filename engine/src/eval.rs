@@ -38,6 +38,27 @@ pub struct Param {
     pub values: Vec<String>,
 }
 
+impl Param {
+    /// The parameter of a list flag's value, split at commas as upstream's
+    /// checker splits it: each entry trimmed, empty entries dropped, and the
+    /// entries of `egress-hosts` in lower case without one trailing dot.
+    /// `credential-roots` with no entry left is as if not given (`None`).
+    pub fn from_flag(name: &str, value: &str) -> Option<Param> {
+        let entry = |e: &str| -> Option<String> {
+            let e = e.trim();
+            let e = if name == "egress-hosts" {
+                let lower = e.to_lowercase();
+                lower.strip_suffix('.').unwrap_or(&lower).to_string()
+            } else {
+                e.to_string()
+            };
+            (!e.is_empty()).then_some(e)
+        };
+        let values: Vec<String> = value.split(',').filter_map(entry).collect();
+        (name != "credential-roots" || !values.is_empty()).then(|| Param { name: name.into(), values })
+    }
+}
+
 /// A file the invocation attached under the path a document records
 /// (`--attach RECORDED=LOCAL`): its text, or why it was not read.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,6 +146,7 @@ pub fn evaluate_rule_within(
             binder,
             root_span,
             steps: Vec::new(),
+            reporting: Vec::new(),
         };
         walk.clauses(&mut ev, 0);
         fuel = ev.fuel;
@@ -207,6 +229,10 @@ struct Walk<'r, 'o> {
     root_span: Option<(u32, Span)>,
     /// The clauses passed on the way here (only when tracing).
     steps: Vec<Step>,
+    /// The reasons of the `when ... else report` clauses whose guard was
+    /// false on the way here: a FAIL or UNKNOWN is then reported as NOT
+    /// APPLICABLE with the innermost reason.
+    reporting: Vec<String>,
 }
 
 impl Walk<'_, '_> {
@@ -232,6 +258,13 @@ impl Walk<'_, '_> {
         // Placed nowhere in a document (its subject is the policy's defaults): about the document.
         let paths = (location.is_none() && anchor.is_none() && outcome != Outcome::Pass)
             .then(|| Box::new(KeyPaths { path: self.binder.to_string(), attachment_path: None, related: Vec::new() }));
+        let (outcome, message, reported) = match self.reporting.last() {
+            Some(why) if matches!(outcome, Outcome::Fail | Outcome::Unknown) => {
+                let said = format!("{why}: {message}");
+                (Outcome::NotApplicable, said, Some(message.into_boxed_str()))
+            }
+            _ => (outcome, message, None),
+        };
         self.out.push(Finding {
             rule: self.rule.id.clone(),
             outcome,
@@ -243,7 +276,7 @@ impl Walk<'_, '_> {
             // The judged document is bound too: `holds` asked of a whole document sees every finding in it.
             bound: self.root_span.into_iter().chain(self.bound.iter().flatten().copied()).collect(),
             trace: self.steps.clone(),
-            place: crate::diagnostic::Place { anchor, below, by_identity: !self.rule.at_by_position, paths },
+            place: crate::diagnostic::Place { anchor, below, by_identity: !self.rule.at_by_position, paths, reported },
         });
     }
 
@@ -390,7 +423,21 @@ impl Walk<'_, '_> {
                     self.steps.pop();
                 }
             }
-            ClauseDef::When { guard, reason } => match ev.eval(guard).as_truth() {
+            ClauseDef::When { guard, reason, report: true } if ev.eval(guard).as_truth() == Truth::False => {
+                // A false guard that reports: the rule judges on, and what it finds is reported.
+                let traced = self.step(ev, |_| (format!("when {}", guard.text), "false: reported, not a finding".into()));
+                let why = match reason {
+                    Some(t) => ev.render(t),
+                    None => format!("`{}` does not hold", guard.text),
+                };
+                self.reporting.push(why);
+                self.clauses(ev, i + 1);
+                self.reporting.pop();
+                if traced {
+                    self.steps.pop();
+                }
+            }
+            ClauseDef::When { guard, reason, .. } => match ev.eval(guard).as_truth() {
                 Truth::True => {
                     let traced = self.step(ev, |_| (format!("when {}", guard.text), "true".into()));
                     self.clauses(ev, i + 1);
@@ -852,6 +899,16 @@ impl<'a> Evaluator<'a> {
 
     /// The first value an expression reads that is unknown (else absent),
     /// for UNKNOWN messages.
+    /// The first finding of the rules `patterns` name, evaluated before,
+    /// about the subject at `at` that failed, is unknown, or was reported.
+    fn broken(&self, patterns: &[String], at: (u32, Span)) -> Option<&Finding> {
+        self.prior.iter().find(|f| {
+            (matches!(f.outcome, Outcome::Fail | Outcome::Unknown) || f.place.reported.is_some())
+                && f.bound.contains(&at)
+                && patterns.iter().any(|p| crate::lower::rule_matches(p, &f.rule))
+        })
+    }
+
     pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
         self.first_absent(e, true).or_else(|| self.first_absent(e, false)).map(|v| missing_what(&v))
     }
@@ -877,6 +934,7 @@ impl<'a> Evaluator<'a> {
             | ExprKind::Fold { list: b, .. }
             | ExprKind::Matches(b, _)
             | ExprKind::Holds(_, b)
+            | ExprKind::Failure(_, b)
             | ExprKind::Reason(b)
             | ExprKind::BoundTo(b, _) => vec![b],
             ExprKind::ListGet(a, b) | ExprKind::Split(a, b) | ExprKind::TrimSuffix(a, b) | ExprKind::Mul(a, b) => {
@@ -1441,12 +1499,18 @@ impl<'a> Evaluator<'a> {
             ExprKind::Holds(patterns, x) => {
                 let v = self.eval(x);
                 let Some(at) = v.origin.document_span() else { return Val::unknown() };
-                let broken = self.prior.iter().any(|f| {
-                    matches!(f.outcome, Outcome::Fail | Outcome::Unknown)
-                        && f.bound.contains(&at)
-                        && patterns.iter().any(|p| crate::lower::rule_matches(p, &f.rule))
-                });
-                Val::bool(!broken)
+                Val::bool(self.broken(patterns, at).is_none())
+            }
+            ExprKind::Failure(patterns, x) => {
+                let v = self.eval(x);
+                let Some(at) = v.origin.document_span() else { return Val::unknown() };
+                match self.broken(patterns, at) {
+                    Some(f) => {
+                        let said = f.place.reported.as_deref().unwrap_or(&f.message);
+                        Val::computed(V::Str(said.into()))
+                    }
+                    None => Val::computed(V::Absent(crate::value::Absence::Known)),
+                }
             }
             ExprKind::Builtin(b, args) => {
                 let vals: Vec<Val> = args.iter().map(|a| self.eval(a)).collect();

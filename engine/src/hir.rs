@@ -972,7 +972,9 @@ pub struct RuleDef {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ClauseDef {
     For { pattern: PatternDef, names: Vec<String>, domain: Expr, filter: Option<Expr>, label: Option<String> },
-    When { guard: Expr, reason: Option<Template> },
+    /// `report`: a false guard does not skip the rule; a FAIL or UNKNOWN
+    /// it then finds is NOT APPLICABLE with the reason (`else report`).
+    When { guard: Expr, reason: Option<Template>, report: bool },
     Let { slot: Slot, name: String, value: Expr },
     Require { check: Expr, fail: bool, message: Template, loc: Loc },
 }
@@ -1103,6 +1105,9 @@ pub enum ExprKind {
     BoundTo(Box<Expr>, String),
     /// Whether no finding of the matching rules failed or is unknown for a subject.
     Holds(Vec<String>, Box<Expr>),
+    /// `failure(["rule.id"], x)`: the message of the first finding of those
+    /// rules that failed, is unknown, or was reported for the subject `x`.
+    Failure(Vec<String>, Box<Expr>),
     /// A built-in function over its arguments, each evaluated (see [`Builtin`]).
     Builtin(Builtin, Vec<Expr>),
     List(Vec<Expr>),
@@ -1135,6 +1140,7 @@ mod lazy_tests {
         let clauses = vec![ClauseDef::When {
             guard: Expr { kind: ExprKind::Lit(Val::unknown()), text: "g".into() },
             reason: None,
+            report: false,
         }];
         let bytes = postcard::to_stdvec(&Lazy::new(clauses.clone())).expect("encoded");
         let read: Lazy<Vec<ClauseDef>> = postcard::from_bytes(&bytes).expect("decoded");

@@ -148,6 +148,9 @@ fn naming<'p>(policy: &'p Policy, root: &Node, ty: &'p Ty, target: &str) -> Opti
                     let found = walk(policy, &e.value, &f.ty, f.is_ref, target, out);
                     if found.is_none() {
                         out.truncate(len);
+                    } else if f.is_ref && matches!(e.value.kind, NodeKind::Str(_)) {
+                        // The entry that names the file is the record holding the field.
+                        out.truncate(len);
                     }
                     found
                 })
@@ -205,15 +208,24 @@ pub fn place_findings(policy: &Policy, trees: &[Tree<'_>], fallback: Fallback<'_
     let tree = |doc: u32| trees.iter().find(|t| t.doc == doc);
     for f in findings.iter_mut().filter(|f| f.outcome != Outcome::Pass && f.place.paths.is_none()) {
         let by_identity = f.place.by_identity;
+        let bound = std::mem::take(&mut f.bound);
         // The path of (doc, span) plus `below`, and the path inside an attached file.
         let place = |doc: u32, span: Span, below: &str| -> (String, Option<String>) {
             let Some(t) = tree(doc) else { return (fallback.unread.to_string(), None) };
             let mut inner = locate(policy, t.root, t.ty.as_ref(), span, by_identity);
             inner.push_str(below);
             let Some((from, written)) = t.named_by else { return (finish(inner, t.binder), None) };
+            let attachment = (!inner.is_empty()).then(|| finish(inner, ""));
+            // The entry the rule was judging when it read the file (several may name one file),
+            // else the first entry that names it.
+            if let Some(n) = tree(from)
+                && let Some((_, s)) = bound.iter().rev().find(|(d, _)| *d == from)
+            {
+                return (finish(locate(policy, n.root, n.ty.as_ref(), *s, by_identity), n.binder), attachment);
+            }
             let entry = tree(from).and_then(|n| Some((n, naming(policy, n.root, n.ty.as_ref()?, written)?)));
             let Some((n, (entry, _))) = entry else { return (fallback.unread.to_string(), None) };
-            (finish(entry, n.binder), (!inner.is_empty()).then(|| finish(inner, "")))
+            (finish(entry, n.binder), attachment)
         };
         let (path, attachment_path) = match f.place.anchor.or(f.location) {
             Some((doc, span)) => place(doc, span, &f.place.below),
@@ -221,6 +233,7 @@ pub fn place_findings(policy: &Policy, trees: &[Tree<'_>], fallback: Fallback<'_
         };
         let related = f.labels.iter().map(|(doc, span, _)| place(*doc, *span, "").0).collect();
         f.place.paths = Some(Box::new(KeyPaths { path, attachment_path, related }));
+        f.bound = bound;
     }
 }
 

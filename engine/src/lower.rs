@@ -1328,10 +1328,10 @@ impl<'a> RuleLowerer<'a> {
                 ast::Clause::For { pattern, domain, filter, .. } => {
                     clauses.push(self.for_clause(pattern, domain, filter.as_ref()))
                 }
-                ast::Clause::When { guard, reason, .. } => {
+                ast::Clause::When { guard, reason, report, .. } => {
                     let guard = self.boolean(guard);
                     let reason = reason.as_ref().map(|t| self.template(t));
-                    clauses.push(ClauseDef::When { guard, reason });
+                    clauses.push(ClauseDef::When { guard, reason, report: *report });
                 }
                 ast::Clause::Let { name, value, .. } => clauses.push(self.let_clause(name, value)),
                 ast::Clause::Require { check, outcome, message, span } => {
@@ -2403,14 +2403,14 @@ impl<'a> RuleLowerer<'a> {
                 }
                 (ExprKind::Distinct(x), t.clone())
             }
-            "holds" => {
+            "holds" | "failure" => {
                 if !arity(self.lw, 2, loc) {
                     return unknown;
                 }
                 let (ast::ExprKind::List(items) | ast::ExprKind::Set(items)) = &args[0].kind else {
                     self.mismatch(
                         args[0].span,
-                        "`holds` takes a list of rule ids in quotes, e.g. `[\"probe.*\"]`".into(),
+                        format!("`{}` takes a list of rule ids in quotes, e.g. `[\"probe.*\"]`", name.text),
                     );
                     return unknown;
                 };
@@ -2429,7 +2429,10 @@ impl<'a> RuleLowerer<'a> {
                 }
                 let (x, _) = self.boxed(&args[1]);
                 self.after.extend(patterns.iter().cloned());
-                (ExprKind::Holds(patterns, x), Ty::Bool)
+                match name.text.as_str() {
+                    "holds" => (ExprKind::Holds(patterns, x), Ty::Bool),
+                    _ => (ExprKind::Failure(patterns, x), Ty::Str),
+                }
             }
             _ => self.expand(name, args, loc),
         }

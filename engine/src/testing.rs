@@ -20,6 +20,13 @@
 //! starting a comment. It wins over the time `grail test --now` gives every
 //! case; a case with neither reads `now()` as missing evidence (never the
 //! machine's clock, so a case's outcome is the same on every run).
+//!
+//! A folder case gives the parameters of the invocation that `param("name")`
+//! reads, as `--probe-evidence-root`, `--egress-hosts` and
+//! `--credential-roots` do, with a file [`PARAMS_FILE`] (`params.bind`): one
+//! `NAME=VALUE` per line, VALUE read as the flag's value is (split at
+//! commas, each entry trimmed). Its `ref` fields resolve in the case's
+//! folder, which stands for the evidence root.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +49,10 @@ pub const NOW_FILE: &str = "now.bind";
 /// as `--base` does: one `NEW=OLD` per line, both relative to the folder.
 /// The previous versions are not documents.
 pub const BASE_FILE: &str = "base.bind";
+/// The file of a folder case that gives the parameters of the invocation,
+/// as `--probe-evidence-root`, `--egress-hosts` and `--credential-roots`
+/// do: one `NAME=VALUE` per line. It is not a document.
+pub const PARAMS_FILE: &str = "params.bind";
 
 /// A file of the policy's folder: its path relative to the folder, and its text.
 pub struct File<'a> {
@@ -298,6 +309,30 @@ fn case_now(case: &Case, files: &[File<'_>]) -> Result<Option<i128>, String> {
     }
 }
 
+/// The parameters a folder case's [`PARAMS_FILE`] gives, if it has one.
+fn case_params(case: &Case, files: &[File<'_>]) -> Result<Vec<crate::check::Param>, String> {
+    let Some(manifest) = case.files.iter().find(|p| p.rsplit('/').next() == Some(PARAMS_FILE)) else {
+        return Ok(Vec::new());
+    };
+    let text = file(files, manifest).map_or("", |f| f.text);
+    let mut out: Vec<crate::check::Param> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=').filter(|(n, _)| !n.trim().is_empty()) else {
+            return Err(format!("{manifest}:{}: `{line}` is not `NAME=VALUE`", n + 1));
+        };
+        let name = name.trim();
+        if out.iter().any(|p| p.name == name) {
+            return Err(format!("{manifest}:{}: `{name}` is given twice", n + 1));
+        }
+        out.extend(crate::check::Param::from_flag(name, value));
+    }
+    Ok(out)
+}
+
 /// Checks a case's documents as one deployment, with the files they name
 /// attached and the layers its [`LAYERS_FILE`] binds, at the time its
 /// [`NOW_FILE`] states, else at `now`; `Err` when one of those files is not
@@ -307,10 +342,11 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     let given = case_bindings(case, files, ATTACH_FILE)?;
     let bases = case_bindings(case, files, BASE_FILE)?;
     let now = case_now(case, files)?.or(now);
+    let params = case_params(case, files)?;
     let members: Vec<&File<'_>> = case
         .files
         .iter()
-        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE)))
+        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE | PARAMS_FILE)))
         .filter(|p| !given.iter().any(|(_, g)| g == *p))
         .filter(|p| !bases.iter().any(|(_, b)| b == *p))
         .filter_map(|p| file(files, p))
@@ -379,7 +415,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Some(Bound { input, layer, by: BoundBy::Flag })
         })
         .collect();
-    let mut findings = check::check_with(policy, &inputs, &attachments, &bindings, now);
+    let mut findings = check::run_with_params(policy, &inputs, &attachments, &bindings, false, now, &params).findings;
     let manifest = case.files.iter().find(|p| p.rsplit('/').next() == Some(BASE_FILE));
     let folder = manifest.and_then(|p| p.rsplit_once('/')).map_or("", |(d, _)| d);
     for (new, old) in &bases {

@@ -467,6 +467,8 @@ pub enum Clause {
     When {
         guard: Expr,
         reason: Option<Template>,
+        /// `else report "..."`: a false guard reports, it does not skip.
+        report: bool,
         span: Span,
     },
     Let {

@@ -656,8 +656,10 @@ impl<'a> Layout<'a> {
                 let by = if *positional { " by position" } else { "" };
                 self.push(STEP, format!("at {}{by}", self.printer.expr(location)), *span, gap, first);
             }
-            Clause::When { guard, reason, span } => {
-                let otherwise = reason.as_ref().map(|r| (format!("else {}", self.printer.template(r)), r.span));
+            Clause::When { guard, reason, report, span } => {
+                let report = if *report { "report " } else { "" };
+                let otherwise =
+                    reason.as_ref().map(|r| (format!("else {report}{}", self.printer.template(r)), r.span));
                 self.guarded("when", guard, otherwise, *span, gap);
             }
             Clause::Require { check, outcome, message, span } => {

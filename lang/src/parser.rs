@@ -847,8 +847,16 @@ impl Builder {
             }
             Rule::when_clause => {
                 let guard = self.expr(it.next().expect("guard"));
-                let reason = it.next().map(|t| self.template(t));
-                Clause::When { guard, reason, span }
+                let mut report = false;
+                let reason = it.next().and_then(|t| {
+                    if t.as_rule() == Rule::report_kw {
+                        report = true;
+                        it.next().map(|t| self.template(t))
+                    } else {
+                        Some(self.template(t))
+                    }
+                });
+                Clause::When { guard, reason, report, span }
             }
             Rule::let_clause => {
                 let name = self.name(it.next().expect("name"));

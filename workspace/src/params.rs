@@ -41,17 +41,12 @@ impl Invocation {
             params.push(Param { name: PROBE_EVIDENCE_ROOT.into(), values: vec![written.to_string()] });
             evidence_root = Some(on_disk);
         }
-        if let Some(hosts) = egress_hosts {
-            params.push(Param { name: EGRESS_HOSTS.into(), values: hosts.into_iter().filter_map(host).collect() });
-        }
-        if let Some(roots) = credential_roots {
-            let values: Vec<String> =
-                roots.into_iter().map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect();
-            // As upstream: a value with no entry is as if the flag were not given.
-            if !values.is_empty() {
-                params.push(Param { name: CREDENTIAL_ROOTS.into(), values });
-            }
-        }
+        // Entries hold no comma (the flag's value was split at them), so joining is lossless.
+        let joined = |entries: Vec<&str>| entries.join(",");
+        params.extend(egress_hosts.and_then(|h| Param::from_flag(EGRESS_HOSTS, &joined(h.into_iter().collect()))));
+        // As upstream: a value with no entry is as if the flag were not given.
+        params
+            .extend(credential_roots.and_then(|r| Param::from_flag(CREDENTIAL_ROOTS, &joined(r.into_iter().collect()))));
         Invocation { params, evidence_root }
     }
 
@@ -70,14 +65,6 @@ impl Invocation {
         self.params.sort_by_key(order);
         self
     }
-}
-
-/// One entry of `--egress-hosts`, as upstream reads it: trimmed, in lower
-/// case, one trailing dot dropped; none when that leaves it empty.
-fn host(entry: &str) -> Option<String> {
-    let h = entry.trim().to_lowercase();
-    let h = h.strip_suffix('.').unwrap_or(&h);
-    (!h.is_empty()).then(|| h.to_string())
 }
 
 #[cfg(test)]

@@ -333,7 +333,7 @@ impl Cx<'_> {
                 self.eval(x);
                 Abs::Other
             }
-            ExprKind::Holds(_, x) => {
+            ExprKind::Holds(_, x) | ExprKind::Failure(_, x) => {
                 self.eval(x);
                 Abs::Other
             }

@@ -161,7 +161,8 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | Matches(a, _)
         | Reason(a)
         | BoundTo(a, _)
-        | Holds(_, a) => vec![a],
+        | Holds(_, a)
+        | Failure(_, a) => vec![a],
         MapGet(a, b)
         | ListGet(a, b)
         | And(a, b)

@@ -818,6 +818,11 @@ impl<'a> Ev<'a> {
                 self.eval(x);
                 self.approx("`holds` (it reads the findings of other rules)")
             }
+            ExprKind::Failure(_, x) => {
+                self.eval(x);
+                self.approximate.insert("`failure`".into());
+                Sym::atom(Atom::Str("?".into()))
+            }
             ExprKind::Builtin(Builtin::Flatten, args) if args.len() == 1 => {
                 // The entries of every list in order; an entry that is not there makes the whole not there (as `eval`).
                 let x = self.eval(&args[0]);

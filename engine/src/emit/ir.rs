@@ -259,8 +259,8 @@ fn clause(trees: &mut Trees<'_>, c: &ClauseDef) -> Value {
                 "if": filter,
             })
         }
-        ClauseDef::When { guard, reason } => {
-            json!({"clause": "when", "guard": expr(trees, guard), "else": reason.as_ref().map(template)})
+        ClauseDef::When { guard, reason, report } => {
+            json!({"clause": "when", "guard": expr(trees, guard), "else": reason.as_ref().map(template), "report": report})
         }
         ClauseDef::Let { slot, name, value } => {
             let (tree, ty) = trees.tree(value);

@@ -264,6 +264,10 @@ impl<'p> Trees<'p> {
                 let (x, _) = self.walk(a);
                 (json!({"op": "holds", "rules": rules, "args": [x]}), Some(Ty::Bool))
             }
+            ExprKind::Failure(rules, a) => {
+                let (x, _) = self.walk(a);
+                (json!({"op": "failure", "rules": rules, "args": [x]}), Some(Ty::Str))
+            }
             ExprKind::List(items) => {
                 let items: Vec<&Expr> = items.iter().collect();
                 let (v, tys) = self.op("list", &items);

@@ -761,6 +761,7 @@ impl<'a> Resolver<'a> {
         let first = types.first().cloned().unwrap_or(Ty::Error);
         match name.text.as_str() {
             "present" | "absent" | "empty" | "matches" | "holds" | "bound_to" => return Ty::Bool,
+            "failure" => return Ty::Str,
             "count" | "entries" | "int" => return Ty::Int,
             "sum" | "max" | "min" if args.len() == 1 => {
                 return match first {
