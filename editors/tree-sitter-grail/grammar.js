@@ -278,7 +278,8 @@ module.exports = grammar({
     rule_declaration: ($) => prec.right(seq("rule", field("name", $.rule_id), repeat($._clause))),
     _clause: ($) => choice($.for_clause, $.when_clause, $.let_clause, $.require_clause, $.at_clause),
     for_clause: ($) => prec.right(seq("for", $.pattern, "in", $._expression, optional(seq("if", $._expression)))),
-    when_clause: ($) => prec.right(seq("when", $._expression, optional(seq("else", $.template)))),
+    // `when C else report "why"`: a false guard reports what the rule finds, it does not skip it.
+    when_clause: ($) => prec.right(seq("when", $._expression, optional(seq("else", optional("report"), $.template)))),
     let_clause: ($) => seq("let", field("name", $.identifier), "=", $._expression),
     require_clause: ($) => seq("require", $._expression, "else", $.outcome, $.template),
     outcome: (_) => choice("fail", "unknown"),

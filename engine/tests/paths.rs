@@ -211,7 +211,8 @@ fn a_finding_in_an_attached_file_is_at_the_entry_that_names_it() {
         .collect();
     assert_eq!(
         shown,
-        ["probe.ok: probe ok", "probe.code: probe detail.code", "team.unknown_key: probe detail.other"],
+        // The entry that names the file is the record holding the `ref` field: here the document.
+        ["probe.ok: team ok", "probe.code: team detail.code", "team.unknown_key: team detail.other"],
         "{found:?}"
     );
 }

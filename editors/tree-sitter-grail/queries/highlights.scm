@@ -7,7 +7,7 @@
 ] @keyword
 
 [
-  "for" "in" "if" "when" "let" "require" "else" "at" "every" "some" "count" "allow"
+  "for" "in" "if" "when" "let" "require" "else" "report" "at" "every" "some" "count" "allow"
 ] @keyword.control
 
 [

@@ -60,7 +60,7 @@ impl<'a> Ev<'a> {
         if let Some(&judged) = rule.reads.first() {
             // Another kind the rule reads and the deployment lacks is missing evidence (see `Doc`).
             let pc = self.docs[judged as usize].present;
-            self.clauses(rule, 0, pc, &mut out);
+            self.clauses(rule, 0, pc, B::F, &mut out);
         }
         out.bad.extend(out.fire.iter().copied());
         RuleSym {
@@ -73,7 +73,10 @@ impl<'a> Ev<'a> {
         }
     }
 
-    fn clauses(&mut self, rule: &RuleDef, i: usize, pc: B, out: &mut Outs) {
+    /// The outcomes of `rule` from clause `i` on, where `pc` holds; where
+    /// `reported` holds (a `when ... else report` guard was false on the
+    /// way), a FAIL or UNKNOWN is NOT APPLICABLE: it neither fires nor is bad.
+    fn clauses(&mut self, rule: &RuleDef, i: usize, pc: B, reported: B, out: &mut Outs) {
         if pc == B::F {
             return;
         }
@@ -82,7 +85,8 @@ impl<'a> Ev<'a> {
             ClauseDef::For { pattern, domain, filter, .. } => {
                 let d = self.eval(domain);
                 // Missing or absent is not applicable; present but unreadable is missing evidence.
-                let unknown = self.b.and([pc, d.present.negate(), d.missing.negate(), d.decided.negate()]);
+                let unknown =
+                    self.b.and([pc, d.present.negate(), d.missing.negate(), d.decided.negate(), reported.negate()]);
                 out.bad.push(unknown);
                 let Some(elements) = self.elements(&d, pattern) else { return };
                 let pcd = self.b.and2(pc, d.present);
@@ -91,33 +95,38 @@ impl<'a> Ev<'a> {
                     let included = match filter {
                         Some(f) => {
                             let (t, fl) = self.eval(f).tf();
-                            let unsure = self.b.and([pcd, p, t.negate(), fl.negate()]);
+                            let unsure = self.b.and([pcd, p, t.negate(), fl.negate(), reported.negate()]);
                             out.bad.push(unsure);
                             self.b.and2(p, t)
                         }
                         None => p,
                     };
                     let next = self.b.and2(pcd, included);
-                    self.clauses(rule, i + 1, next, out);
+                    self.clauses(rule, i + 1, next, reported, out);
                 }
             }
             ClauseDef::Let { slot, value, .. } => {
                 let v = self.eval(value);
                 self.set(*slot, v);
-                self.clauses(rule, i + 1, pc, out);
+                self.clauses(rule, i + 1, pc, reported, out);
             }
-            ClauseDef::When { guard, .. } => {
+            ClauseDef::When { guard, report, .. } => {
                 let (t, f) = self.eval(guard).tf();
-                let unsure = self.b.and([pc, t.negate(), f.negate()]);
+                let unsure = self.b.and([pc, t.negate(), f.negate(), reported.negate()]);
                 out.bad.push(unsure);
                 let next = self.b.and2(pc, t);
-                self.clauses(rule, i + 1, next, out);
+                self.clauses(rule, i + 1, next, reported, out);
+                if *report {
+                    // A false guard that reports: the rule judges on, and what it finds is reported.
+                    let next = self.b.and2(pc, f);
+                    self.clauses(rule, i + 1, next, B::T, out);
+                }
             }
             ClauseDef::Require { check, .. } => {
                 let (t, f) = self.eval(check).tf();
                 let pass = self.b.and2(pc, t);
-                let fire = self.b.and2(pc, f);
-                let unsure = self.b.and([pc, t.negate(), f.negate()]);
+                let fire = self.b.and([pc, f, reported.negate()]);
+                let unsure = self.b.and([pc, t.negate(), f.negate(), reported.negate()]);
                 out.pass.push(pass);
                 out.fire.push(fire);
                 out.reach.push(pc);

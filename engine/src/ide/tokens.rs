@@ -224,7 +224,7 @@ impl<'a> Lexer<'a> {
                     at = stop;
                 }
                 b'"' => {
-                    let message = matches!(self.last_word, Some("fail" | "unknown" | "else"));
+                    let message = matches!(self.last_word, Some("fail" | "unknown" | "else" | "report"));
                     at = self.string(at, end, message && depth < MAX_HOLE_DEPTH, depth);
                     self.last_word = None;
                 }
