@@ -120,7 +120,8 @@ fn from_bits(like: IpAddr, b: u128) -> IpAddr {
 /// The first `len` of `width` bits set.
 fn mask(width: u8, len: u8) -> u128 {
     let all: u128 = if width == 32 { u128::from(u32::MAX) } else { u128::MAX };
-    if len == 0 { 0 } else { all & !(all >> len) }
+    // A full-length network (`/128`) shifts every bit out: no bit is left outside it.
+    if len == 0 { 0 } else { all & !all.checked_shr(u32::from(len)).unwrap_or(0) }
 }
 
 /// `a in n`: whether the address `a` writes is in the network `n` writes;
@@ -257,6 +258,11 @@ mod tests {
         assert_eq!(in_net("10.1.2.3", "10.0.0.0/8"), Some(true));
         assert_eq!(in_net("11.0.0.0", "10.0.0.0/8"), Some(false));
         assert_eq!(in_net("1.2.3.4", "0.0.0.0/0"), Some(true));
+        // A full-length network is its one address (it once overflowed a shift).
+        assert_eq!(in_net("2001:1::1", "2001:1::1/128"), Some(true));
+        assert_eq!(in_net("2001:1::2", "2001:1::1/128"), Some(false));
+        assert_eq!(in_net("192.0.0.9", "192.0.0.9/32"), Some(true));
+        assert_eq!(in_net("192.0.0.10", "192.0.0.9/32"), Some(false));
         assert_eq!(in_net("::ffff:10.0.0.1", "10.0.0.0/8"), Some(false));
         assert_eq!(in_net("10.0.0.1", "10.0.0.1/32"), Some(true));
         assert_eq!(in_net("localhost", "10.0.0.0/8"), None);

@@ -32,7 +32,7 @@ async fn a_document_is_checked_with_the_rest_of_its_deployment() {
     // A finding of the deployment located in a file that is not open is shown in that file.
     let security = uri(&dir.0.join("security.yaml"));
     let d = c.diagnostics_until(&security, |d| !d.is_empty()).await;
-    assert!(codes(&d).contains(&"isolation.unproven".to_string()), "{d:#?}");
+    assert!(codes(&d).contains(&"isolation.reachable_hosts".to_string()), "{d:#?}");
     c.shutdown().await;
 }
 
