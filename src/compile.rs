@@ -43,7 +43,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
                 crate::documents::Call {
                     attach: &args.attach,
                     now: clock.nanos,
-                    invocation: &grail_workspace::Invocation::default(),
+                    invocation: &args.invocation.invocation()?,
                     evidence: args.evidence.as_deref(),
                 },
             )?;

@@ -354,6 +354,8 @@ struct AuthorizeArgs {
     /// the kind says so.
     #[arg(long, value_name = "FILE")]
     evidence: Option<Utf8PathBuf>,
+    #[command(flatten)]
+    invocation: InvocationArgs,
     /// Answer even when the check has an UNKNOWN (missing evidence), as
     /// `compile --allow-unknown` compiles it; what the policy cannot
     /// establish is still refused. Without it, an UNKNOWN denies everything.
@@ -470,6 +472,8 @@ struct CompileArgs {
     /// the kind says so.
     #[arg(long, value_name = "FILE")]
     evidence: Option<Utf8PathBuf>,
+    #[command(flatten)]
+    invocation: InvocationArgs,
     /// With --target cedar: compile a deployment whose check has an UNKNOWN
     /// (missing evidence), as `check --allow-unknown` passes it; without it,
     /// an UNKNOWN refuses the deployment as a FAIL does.
