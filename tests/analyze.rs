@@ -116,8 +116,12 @@ fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
     let left: Vec<&str> = stderr.lines().filter(|l| l.starts_with("  ")).collect();
     // The pairs left are those of rules the encoding approximates (their twins
     // are found as the solver's model falls, then refuted or confirmed by the
-    // checker) and twins more than one line apart: 6 or 7 of them, by the model.
-    assert!(written >= 80 && left.len() <= 7, "{written} written; not written: {stderr}");
+    // checker) and twins more than one line apart: 6 or 7 of them before the
+    // probe transcripts, 18 since. Most of the new ones read a transcript
+    // through `replace`, `normalize_path`, `show` or a parameter of the
+    // invocation, which the encoding approximates (`probe.root`: the twins
+    // cannot give `--probe-evidence-root`), so the checker refutes the twin.
+    assert!(written >= 130 && left.len() <= 18, "{written} written; not written: {stderr}");
     let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");

@@ -18,11 +18,11 @@ fn a_loosened_version_fails_at_the_new_line_naming_the_old_one() {
     assert!(
         changes
             .iter()
-            .any(|l| l.contains("`verification_blocking.ai-review.C3` was `blocking` (examples/org/security.yaml:43)")),
+            .any(|l| l.contains("`verification_blocking.ai-review.C3` was `blocking` (examples/org/security.yaml:47)")),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("examples/changes/security.yaml:35:51"), "located in the new file: {}", out.stdout);
+    assert!(out.stdout.contains("examples/changes/security.yaml:34:51"), "located in the new file: {}", out.stdout);
     // The same file against itself changes nothing.
     let same = run_in(root(), &["check", "-v", "--base", "examples/org/security.yaml", "examples/org/security.yaml"]);
     assert!(!same.stdout.contains("FAIL: `"), "{}", same.stdout);

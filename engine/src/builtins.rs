@@ -69,7 +69,7 @@ functions! {
     "holds" ["holds([\"rule.id\", \"prefix.*\"], x)"]
         "no finding of those rules failed or is unknown for the subject `x` (a rule using it runs after them; a cycle is an error)";
     "failure" ["failure([\"rule.id\", \"prefix.*\"], x)"]
-        "the message of the first finding of those rules that failed, is unknown, or was reported (`when ... else report`) for the subject `x`; absent when they all hold";
+        "the message of the first finding of those rules (in the order the list names them) that failed, is unknown, or was reported (`when ... else report`) for the subject `x`; absent when they all hold";
     "reason" ["reason(x)"] "why `x` is absent, for messages";
     "bound_to" ["bound_to(x, \"layer\")"] "`x` was read from a document the invocation bound to that layer";
     "is_null" ["is_null(x)"]

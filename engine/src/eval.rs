@@ -1504,7 +1504,9 @@ impl<'a> Evaluator<'a> {
             ExprKind::Failure(patterns, x) => {
                 let v = self.eval(x);
                 let Some(at) = v.origin.document_span() else { return Val::unknown() };
-                match self.broken(patterns, at) {
+                // The rules in the order the list names them: the first pattern with a finding decides.
+                let first = patterns.iter().find_map(|p| self.broken(std::slice::from_ref(p), at));
+                match first {
                     Some(f) => {
                         let said = f.place.reported.as_deref().unwrap_or(&f.message);
                         Val::computed(V::Str(said.into()))

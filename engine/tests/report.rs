@@ -36,21 +36,25 @@ table runner.verdict
   column because = failure(["runner.sandboxed", "runner.offline"], r) ?? "-"
 "#;
 
+/// A rule's outcome, with its message.
+type Found = Vec<(String, Outcome, String)>;
+
 /// The outcomes of the two rules, and the table's cells (trusted, because).
-fn check(doc: &str) -> (Vec<(String, Outcome, String)>, Vec<Option<String>>) {
+fn check(doc: &str) -> (Found, Vec<Option<String>>) {
     let db = Database::default();
     let set = PolicySet::new(&db, vec![SourceText::new(&db, "policy.grail".into(), POLICY.into(), None)]);
     assert!(!compile_policy(&db, set).has_errors(), "{:#?}", compile_policy(&db, set).diagnostics);
     let doc = SourceText::new(&db, "runner.json".into(), doc.into(), None);
     let deployment = Deployment::builder(vec![doc], Vec::new()).new(&db);
     let run = check_deployment(&db, set, deployment);
-    let found = run
+    let mut found = run
         .findings
         .iter()
         .filter(|f| f.rule.starts_with("runner.") && f.rule != "runner.syntax" && !f.rule.ends_with("_key"))
         .filter(|f| f.rule != "runner.type")
         .map(|f| (f.rule.clone(), f.outcome, f.message.clone()))
-        .collect();
+        .collect::<Found>();
+    found.sort();
     let tables = table_deployment(&db, set, deployment);
     (found, tables[0].rows[0].cells.iter().map(|c| c.text.clone()).collect())
 }
@@ -62,12 +66,12 @@ fn a_false_guard_that_reports_judges_on_and_reports() {
     assert_eq!(
         found,
         [
+            ("runner.offline".into(), Outcome::NotApplicable, "attended: reported, not a finding: the runner is networked".into()),
             (
                 "runner.sandboxed".into(),
                 Outcome::NotApplicable,
                 "attended: reported, not a finding: the runner is not sandboxed".into()
             ),
-            ("runner.offline".into(), Outcome::NotApplicable, "attended: reported, not a finding: the runner is networked".into()),
         ]
     );
     // The subject does not hold, and the first failure is said without the reason.
@@ -80,8 +84,8 @@ fn a_true_guard_judges_as_ever() {
     assert_eq!(
         found,
         [
-            ("runner.sandboxed".into(), Outcome::Fail, "the runner is not sandboxed".into()),
             ("runner.offline".into(), Outcome::Pass, String::new()),
+            ("runner.sandboxed".into(), Outcome::Fail, "the runner is not sandboxed".into()),
         ]
     );
 }
