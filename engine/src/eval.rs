@@ -425,7 +425,8 @@ impl Walk<'_, '_> {
             }
             ClauseDef::When { guard, reason, report: true } if ev.eval(guard).as_truth() == Truth::False => {
                 // A false guard that reports: the rule judges on, and what it finds is reported.
-                let traced = self.step(ev, |_| (format!("when {}", guard.text), "false: reported, not a finding".into()));
+                let traced =
+                    self.step(ev, |_| (format!("when {}", guard.text), "false: reported, not a finding".into()));
                 let why = match reason {
                     Some(t) => ev.render(t),
                     None => format!("`{}` does not hold", guard.text),

@@ -971,12 +971,31 @@ pub struct RuleDef {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ClauseDef {
-    For { pattern: PatternDef, names: Vec<String>, domain: Expr, filter: Option<Expr>, label: Option<String> },
+    For {
+        pattern: PatternDef,
+        names: Vec<String>,
+        domain: Expr,
+        filter: Option<Expr>,
+        label: Option<String>,
+    },
     /// `report`: a false guard does not skip the rule; a FAIL or UNKNOWN
     /// it then finds is NOT APPLICABLE with the reason (`else report`).
-    When { guard: Expr, reason: Option<Template>, report: bool },
-    Let { slot: Slot, name: String, value: Expr },
-    Require { check: Expr, fail: bool, message: Template, loc: Loc },
+    When {
+        guard: Expr,
+        reason: Option<Template>,
+        report: bool,
+    },
+    Let {
+        slot: Slot,
+        name: String,
+        value: Expr,
+    },
+    Require {
+        check: Expr,
+        fail: bool,
+        message: Template,
+        loc: Loc,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -346,7 +346,9 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     let members: Vec<&File<'_>> = case
         .files
         .iter()
-        .filter(|p| !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE | PARAMS_FILE)))
+        .filter(|p| {
+            !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE | PARAMS_FILE))
+        })
         .filter(|p| !given.iter().any(|(_, g)| g == *p))
         .filter(|p| !bases.iter().any(|(_, b)| b == *p))
         .filter_map(|p| file(files, p))

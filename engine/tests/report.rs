@@ -61,12 +61,15 @@ fn check(doc: &str) -> (Found, Vec<Option<String>>) {
 
 #[test]
 fn a_false_guard_that_reports_judges_on_and_reports() {
-    let (found, tables) =
-        check(r#"{"kind": "runner", "attended": true, "sandboxed": false, "networked": true}"#);
+    let (found, tables) = check(r#"{"kind": "runner", "attended": true, "sandboxed": false, "networked": true}"#);
     assert_eq!(
         found,
         [
-            ("runner.offline".into(), Outcome::NotApplicable, "attended: reported, not a finding: the runner is networked".into()),
+            (
+                "runner.offline".into(),
+                Outcome::NotApplicable,
+                "attended: reported, not a finding: the runner is networked".into()
+            ),
             (
                 "runner.sandboxed".into(),
                 Outcome::NotApplicable,
@@ -92,8 +95,7 @@ fn a_true_guard_judges_as_ever() {
 
 #[test]
 fn what_passes_under_a_reporting_guard_passes_and_holds() {
-    let (found, tables) =
-        check(r#"{"kind": "runner", "attended": true, "sandboxed": true, "networked": false}"#);
+    let (found, tables) = check(r#"{"kind": "runner", "attended": true, "sandboxed": true, "networked": false}"#);
     assert!(found.iter().all(|(_, o, _)| *o == Outcome::Pass), "{found:#?}");
     assert_eq!(tables, [Some("true".into()), Some("-".into())]);
 }

@@ -658,8 +658,7 @@ impl<'a> Layout<'a> {
             }
             Clause::When { guard, reason, report, span } => {
                 let report = if *report { "report " } else { "" };
-                let otherwise =
-                    reason.as_ref().map(|r| (format!("else {report}{}", self.printer.template(r)), r.span));
+                let otherwise = reason.as_ref().map(|r| (format!("else {report}{}", self.printer.template(r)), r.span));
                 self.guarded("when", guard, otherwise, *span, gap);
             }
             Clause::Require { check, outcome, message, span } => {

@@ -45,8 +45,9 @@ impl Invocation {
         let joined = |entries: Vec<&str>| entries.join(",");
         params.extend(egress_hosts.and_then(|h| Param::from_flag(EGRESS_HOSTS, &joined(h.into_iter().collect()))));
         // As upstream: a value with no entry is as if the flag were not given.
-        params
-            .extend(credential_roots.and_then(|r| Param::from_flag(CREDENTIAL_ROOTS, &joined(r.into_iter().collect()))));
+        params.extend(
+            credential_roots.and_then(|r| Param::from_flag(CREDENTIAL_ROOTS, &joined(r.into_iter().collect()))),
+        );
         Invocation { params, evidence_root }
     }
 
