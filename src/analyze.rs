@@ -9,12 +9,12 @@ use grail_engine::hir::Loc;
 use grail_engine::{Database, PolicySet, Severity};
 use serde_json::{Value, json};
 
-use crate::{AnalyzeArgs, Fatal, Format, policy, render};
+use crate::{AnalyzeArgs, Fatal, Format, render};
 
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    policy::compile(&db, set)?;
+    let setup = crate::workspace::Setup::resolve(&args.policy, false)?;
+    let (set, _) = setup.load(&db)?;
     let Some(analysis) = analyze_policy(&db, set) else {
         return Err(Fatal("the policy does not compile".into()));
     };

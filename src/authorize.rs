@@ -27,7 +27,7 @@ use grail_lang::ast::RequestSide;
 use serde_json::json;
 
 use crate::outcome::{self, AllowedBy};
-use crate::{AuthorizeArgs, Fatal, Format, policy};
+use crate::{AuthorizeArgs, Fatal, Format};
 
 fn side_name(side: RequestSide) -> &'static str {
     match side {
@@ -58,8 +58,9 @@ fn parse_pairs(side: RequestSide, pairs: &[String]) -> Result<Vec<(RequestSide, 
 
 pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
+    let from_file = args.files.is_empty() && args.layers.is_empty();
+    let setup = crate::workspace::Setup::resolve(&args.policy, from_file)?;
+    let (set, compiled) = setup.load(&db)?;
     let questions: Vec<&grail_engine::hir::QuestionDef> =
         compiled.policy.questions.iter().filter(|q| q.action == args.action).collect();
     if questions.is_empty() {
@@ -101,19 +102,33 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     }
 
     let clock = crate::Clock::of(args.now);
-    let (_, deployment) = crate::documents::named_deployment(
-        &db,
-        set,
-        &args.files,
-        &args.layers,
-        &args.binding,
-        crate::documents::Call {
-            attach: &args.attach,
-            now: clock.nanos,
-            invocation: &args.invocation.invocation()?,
-            evidence: args.evidence.as_deref(),
-        },
-    )?;
+    let mut allow_file = false;
+    let (_, deployment) = if from_file {
+        let named = setup.deployment(
+            &db,
+            compiled,
+            "authorize",
+            args.deployment.as_deref(),
+            &args.invocation,
+            args.evidence.as_ref(),
+        )?;
+        allow_file = named.allow_unknown;
+        crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
+    } else {
+        crate::documents::named_deployment(
+            &db,
+            set,
+            &args.files,
+            &args.layers,
+            &args.binding,
+            crate::documents::Call {
+                attach: &args.attach,
+                now: clock.nanos,
+                invocation: &args.invocation.invocation()?,
+                evidence: args.evidence.as_deref(),
+            },
+        )?
+    };
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();
@@ -124,7 +139,7 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     };
     let mut reasons: Vec<String> = Vec::new();
     let mut permitted_by: Vec<String> = Vec::new();
-    let allowed = AllowedBy::of(args.allow_unknown, false);
+    let allowed = AllowedBy::of(args.allow_unknown, allow_file);
     // Who allowed the check's UNKNOWNs, when it has some and they were.
     let unknown_allowed = allowed.filter(|_| summary.unknown > 0 && verdict == Outcome::Unknown);
     if outcome::fails(verdict, allowed) {

@@ -14,7 +14,7 @@ use grail_engine::layers::{BoundBy, DocLayer};
 use crate::documents::{Attacher, attachments_within, deployment, open_document, read_source};
 use crate::outcome::{self, AllowedBy};
 use crate::render::Texts;
-use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, policy, render, sarif};
+use crate::{CheckArgs, CheckFormat as Format, Fatal, github, junit, render, sarif};
 use grail_workspace::Invocation;
 
 /// One deployment to check: its name in `grail.toml` (none for the files
@@ -48,8 +48,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     if args.files.is_empty() && args.layers.is_empty() {
         return run_workspace(args, std::mem::ManuallyDrop::into_inner(db));
     }
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
+    let setup = crate::workspace::Setup::resolve(&args.policy, false)?;
+    let (set, compiled) = setup.load(&db)?;
     let clock = crate::Clock::of(args.now);
     let invocation = args.invocation.invocation()?;
     if args.each && !args.base.is_empty() {
@@ -68,7 +68,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         && args.evidence.is_none()
         && args.files.iter().all(|p| p.as_str() != "-" && !p.is_dir());
     if args.each && matches!(args.format, Format::Human | Format::Json) && streamable {
-        let shipped = policy::shipped_files(&db, set, &args.policy);
+        let shipped = setup.shipped(&db, set);
         return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock, &invocation);
     }
 
@@ -104,7 +104,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             evidence_flag: "--evidence",
         }]
     };
-    let shipped = policy::shipped_files(&db, set, &args.policy);
+    let shipped = setup.shipped(&db, set);
     report(args, &db, set, groups, &shipped, &clock)
 }
 
@@ -154,91 +154,38 @@ fn bases(
 }
 
 /// `grail check` with no files: the deployments of the workspace file found
-/// in the working directory or its parents, with its policy; each member
-/// bound to the layer the workspace file gives it.
+/// in the working directory or its parents, with its policy (or `--policy`);
+/// each member bound to the layer the workspace file gives it.
 fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
-    if !args.policy.is_empty() || args.each || !args.binding.is_empty() {
+    if args.each || !args.binding.is_empty() {
         return Err(Fatal(
-            "name the documents to check: `--policy`, `--each` and `--binding` need files; \
+            "name the documents to check: `--each` and `--binding` need files; \
              without files the deployments of `grail.toml` are checked"
                 .into(),
         ));
     }
-    let cwd = std::env::current_dir().map_err(|e| Fatal(format!("cannot read the working directory: {e}")))?;
-    let Some(path) = grail_workspace::find(&cwd) else {
-        return Err(Fatal(format!(
-            "no documents named, and no `{}` in `{}` or its parents\nhelp: name the documents to check \
-             (`grail check org.yaml`), or write a `{}` (see docs/workspace.md)",
-            grail_workspace::FILE_NAME,
-            cwd.display(),
-            grail_workspace::FILE_NAME
-        )));
-    };
-    let ws = grail_workspace::load(&path).map_err(|e| invalid(&e))?;
-    let shown = |p: &std::path::Path| grail_workspace::shown(p, &cwd);
-    let files = ws.policy_files().map_err(|e| invalid(&e))?;
-    let shipped: Vec<bool> = files.iter().map(|f| f.shipped).collect();
-    let sources: Vec<SourceText> = files
-        .into_iter()
-        .map(|f| {
-            let path = if f.shipped { f.path.to_string_lossy().into_owned() } else { shown(&f.path) };
-            SourceText::new(&db, path, f.text, None)
-        })
-        .collect();
-    let set = PolicySet::new(&db, sources);
-    let compiled = policy::compile(&db, set)?;
-    let declared: Vec<String> = compiled.policy.layers.iter().flat_map(|l| l.layers.iter().cloned()).collect();
-    ws.check_layer_names(&declared).map_err(|e| invalid(&e))?;
-    if ws.file.deployments.is_empty() {
-        return Err(Fatal(format!(
-            "`{}` declares no deployment\nhelp: add a `[deployments.NAME]` table naming its documents",
-            shown(&ws.path)
-        )));
-    }
+    let setup = crate::workspace::Setup::resolve(&args.policy, true)?;
+    let (set, compiled) = setup.load(&db)?;
+    let shipped = setup.shipped(&db, set);
     let clock = crate::Clock::of(args.now);
     let flags = args.invocation.invocation()?;
-    let mut groups = Vec::new();
-    for d in &ws.file.deployments {
-        let invocation = flags.clone().over(&ws.invocation(d).map_err(|e| invalid(&e))?);
-        let members = ws.documents(d).map_err(|e| invalid(&e))?;
-        let mut documents = Vec::new();
-        let mut bindings = Vec::new();
-        for m in members {
-            let doc =
-                grail_workspace::read_document(&db, &m.path, shown(&m.path), args.max_document_size).map_err(Fatal)?;
-            if let Some(layer) = m.layer {
-                bindings.push(LayerBinding { document: doc, layer, by: BoundBy::Workspace });
-            }
-            documents.push(doc);
-        }
-        groups.push(Group {
-            name: Some(d.name.value.clone()),
-            documents,
+    let named =
+        setup.deployments(&db, compiled, "check", None, &flags, args.evidence.as_ref(), args.max_document_size)?;
+    let groups = named
+        .into_iter()
+        .map(|d| Group {
+            name: Some(d.name),
+            documents: d.documents,
             context: Vec::new(),
-            bindings,
+            bindings: d.bindings,
             bases: Vec::new(),
             allowed: AllowedBy::of(args.allow_unknown, d.allow_unknown),
-            invocation,
-            // The flag wins over the file, as `--allow-unknown` does.
-            evidence: match (&args.evidence, &d.evidence) {
-                (Some(flag), _) => Some(flag.clone()),
-                (None, Some(p)) => Some(camino::Utf8PathBuf::from(shown(&ws.resolve(p)))),
-                (None, None) => None,
-            },
-            evidence_flag: if args.evidence.is_some() { "--evidence" } else { "evidence =" },
-        });
-    }
+            invocation: d.invocation,
+            evidence: d.evidence,
+            evidence_flag: d.evidence_flag,
+        })
+        .collect();
     report(args, &db, set, groups, &shipped, &clock)
-}
-
-fn invalid(e: &grail_workspace::Error) -> Fatal {
-    match e {
-        grail_workspace::Error::Invalid { path, text, error } => {
-            eprint!("{}", render::workspace_error(&path.to_string_lossy(), text, error));
-            Fatal(format!("`{}` cannot be used", path.display()))
-        }
-        grail_workspace::Error::Read { .. } => Fatal(e.summary()),
-    }
 }
 
 /// Checks each deployment and writes its report in the format asked for;

@@ -22,36 +22,46 @@ use crate::{CompileArgs, Fatal, Target, policy, render};
 
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
-    let name = policy::name(&db, set, &args.policy);
+    let from_file = args.files.is_empty() && args.layers.is_empty();
+    let setup = crate::workspace::Setup::resolve(&args.policy, from_file && args.target == Target::Cedar)?;
+    let (set, compiled) = setup.load(&db)?;
+    let name = policy::name(&db, set, &setup.dirs);
 
     let files: Vec<(String, String)> = match args.target {
         Target::Cedar => {
-            if args.files.is_empty() && args.layers.is_empty() {
-                return Err(Fatal(
-                    "`--target cedar` compiles a deployment: name its documents (the files `grail check` takes)".into(),
-                ));
-            }
             let clock = crate::Clock::of(args.now);
-            let (shown, deployment) = crate::documents::named_deployment(
-                &db,
-                set,
-                &args.files,
-                &args.layers,
-                &args.binding,
-                crate::documents::Call {
-                    attach: &args.attach,
-                    now: clock.nanos,
-                    invocation: &args.invocation.invocation()?,
-                    evidence: args.evidence.as_deref(),
-                },
-            )?;
+            let mut allow_file = false;
+            let (shown, deployment) = if from_file {
+                let named = setup.deployment(
+                    &db,
+                    compiled,
+                    "compile",
+                    args.deployment.as_deref(),
+                    &args.invocation,
+                    args.evidence.as_ref(),
+                )?;
+                allow_file = named.allow_unknown;
+                crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
+            } else {
+                crate::documents::named_deployment(
+                    &db,
+                    set,
+                    &args.files,
+                    &args.layers,
+                    &args.binding,
+                    crate::documents::Call {
+                        attach: &args.attach,
+                        now: clock.nanos,
+                        invocation: &args.invocation.invocation()?,
+                        evidence: args.evidence.as_deref(),
+                    },
+                )?
+            };
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
-            let allowed = AllowedBy::of(args.allow_unknown, false);
+            let allowed = AllowedBy::of(args.allow_unknown, allow_file);
             if outcome::fails(verdict, allowed) {
-                let shipped = policy::shipped_files(&db, set, &args.policy);
+                let shipped = setup.shipped(&db, set);
                 let text =
                     render::human(&db, set, &shipped, &report.documents, &shown, &report.findings, allowed, false);
                 let _ = std::io::stdout().flush();

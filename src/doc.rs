@@ -23,10 +23,10 @@ use crate::{DocArgs, DocFormat, Fatal, policy};
 
 pub fn run(args: &DocArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
-    let fixtures: Vec<(String, String)> = policy::fixtures(&args.policy)?;
-    let name = policy::name(&db, set, &args.policy);
+    let setup = crate::workspace::Setup::resolve(&args.policy, false)?;
+    let (set, compiled) = setup.load(&db)?;
+    let fixtures: Vec<(String, String)> = policy::fixtures(&setup.dirs)?;
+    let name = policy::name(&db, set, &setup.dirs);
     let entries = model(&db, set, &compiled.policy, &fixtures, &name);
     let files: Vec<(&str, String)> = match args.format {
         DocFormat::Markdown => vec![("library.md", markdown(&entries))],

@@ -346,3 +346,29 @@ pub fn named_deployment(
     crate::tables::refuse_crowded(db, set, deployment)?;
     Ok((named.shown, deployment))
 }
+
+/// A deployment of the workspace file put in the database, as
+/// [`named_deployment`] puts the one the command line names: its documents
+/// and layer bindings, the files their `ref` fields name (under its
+/// evidence root), the `--attach` files, the time of the check, its
+/// parameters and its `evidence`. Returns its documents and the deployment.
+pub fn workspace_deployment(
+    db: &Database,
+    set: PolicySet,
+    named: &crate::workspace::Named,
+    attach: &[AttachArg],
+    now: i128,
+) -> Result<(Vec<SourceText>, grail_engine::db::Deployment), Fatal> {
+    let attached = attachments(db, set, &named.documents, named.invocation.evidence_root.as_deref());
+    let evidence = given_evidence(db, set, named.evidence_flag, named.evidence.as_deref(), DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let given = self::given(db, attach, DEFAULT_MAX_DOCUMENT_SIZE)?;
+    let deployment = grail_engine::db::Deployment::builder(named.documents.clone(), attached)
+        .bindings(named.bindings.clone())
+        .params(named.invocation.params.clone())
+        .now(Some(now))
+        .given(given)
+        .named(evidence)
+        .new(db);
+    crate::tables::refuse_crowded(db, set, deployment)?;
+    Ok((named.documents.clone(), deployment))
+}

@@ -12,12 +12,13 @@ use grail_engine::question::Decision;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicySet, SourceText, Summary};
 use serde_json::{Value, json};
 
-use crate::{ExplainArgs, Fatal, Format, policy};
+use crate::{ExplainArgs, Fatal, Format};
 
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
+    let from_file = args.files.is_empty() && args.layers.is_empty();
+    let setup = crate::workspace::Setup::resolve(&args.policy, from_file)?;
+    let (set, compiled) = setup.load(&db)?;
     if let Some(rule) = &args.rule
         && !compiled.policy.rule_ids().iter().any(|(id, _)| id == rule)
     {
@@ -28,19 +29,33 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     }
     let clock = crate::Clock::of(args.now);
     let invocation = args.invocation.invocation()?;
-    let (shown, deployment) = crate::documents::named_deployment(
-        &db,
-        set,
-        &args.files,
-        &args.layers,
-        &args.binding,
-        crate::documents::Call {
-            attach: &args.attach,
-            now: clock.nanos,
-            invocation: &invocation,
-            evidence: args.evidence.as_deref(),
-        },
-    )?;
+    let mut allow_file = false;
+    let (shown, deployment) = if from_file {
+        let named = setup.deployment(
+            &db,
+            compiled,
+            "explain",
+            args.deployment.as_deref(),
+            &args.invocation,
+            args.evidence.as_ref(),
+        )?;
+        allow_file = named.allow_unknown;
+        crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
+    } else {
+        crate::documents::named_deployment(
+            &db,
+            set,
+            &args.files,
+            &args.layers,
+            &args.binding,
+            crate::documents::Call {
+                attach: &args.attach,
+                now: clock.nanos,
+                invocation: &invocation,
+                evidence: args.evidence.as_deref(),
+            },
+        )?
+    };
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
     // The tables of the documents: each row's cells and what its `detail` lists.
@@ -70,8 +85,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         .iter()
         .filter(|c| keys.contains(c.key.as_str()) || (keys.is_empty() && (args.verbose || set_by_document(c))))
         .collect();
-    let shipped = policy::shipped_files(&db, set, &args.policy);
-    let allowed = crate::outcome::AllowedBy::of(args.allow_unknown, false);
+    let shipped = setup.shipped(&db, set);
+    let allowed = crate::outcome::AllowedBy::of(args.allow_unknown, allow_file);
     let cx =
         Cx { db: &db, set, compiled, shipped: &shipped, documents: &explained.documents, layers: &e.layers, allowed };
 

@@ -23,7 +23,7 @@ use grail_engine::value::{Val, ValKind};
 use grail_engine::{Database, Deployment, Outcome};
 
 use crate::documents::{DEFAULT_MAX_DOCUMENT_SIZE, attachments, deployment};
-use crate::{Fatal, GraphArgs, GraphFormat, policy};
+use crate::{Fatal, GraphArgs, GraphFormat};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Style {
@@ -59,13 +59,28 @@ struct Graph {
 
 pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
-    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
-    let attached = attachments(&db, set, &named.documents, None);
+    let from_file = args.files.is_empty() && args.layers.is_empty();
+    let setup = crate::workspace::Setup::resolve(&args.policy, from_file)?;
+    let (set, compiled) = setup.load(&db)?;
     let now = crate::Clock::of(args.now).nanos;
-    let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
-    crate::tables::refuse_crowded(&db, set, deployment)?;
+    let deployment = if from_file {
+        let named = setup.deployment(
+            &db,
+            compiled,
+            "graph",
+            args.deployment.as_deref(),
+            &crate::InvocationArgs::default(),
+            None,
+        )?;
+        crate::documents::workspace_deployment(&db, set, &named, &[], now)?.1
+    } else {
+        let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
+        let attached = attachments(&db, set, &named.documents, None);
+        let deployment =
+            Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
+        crate::tables::refuse_crowded(&db, set, deployment)?;
+        deployment
+    };
     let Some(run) = run_deployment(&db, set, deployment) else {
         return Err(Fatal("the policy does not compile".into()));
     };

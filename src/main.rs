@@ -29,6 +29,7 @@ mod sarif;
 mod source;
 mod tables;
 mod test;
+mod workspace;
 
 /// grail states and checks the guardrails of autonomous software delivery.
 ///
@@ -319,6 +320,9 @@ enum DocFormat {
 
 #[derive(clap::Args)]
 struct AuthorizeArgs {
+    /// Without files: the deployment of grail.toml to read (needed when it declares several).
+    #[arg(long, value_name = "NAME")]
+    deployment: Option<String>,
     /// A folder of `.grail` files (or one file) to use instead of the shipped
     /// library; repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
@@ -370,12 +374,15 @@ struct AuthorizeArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// The documents of the deployment, read together as `grail check` reads them.
-    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
 #[derive(clap::Args)]
 struct GraphArgs {
+    /// Without files: the deployment of grail.toml to read (needed when it declares several).
+    #[arg(long, value_name = "NAME")]
+    deployment: Option<String>,
     /// A folder of `.grail` files (or one file) to use instead of the shipped
     /// library; repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
@@ -398,7 +405,7 @@ struct GraphArgs {
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     format: GraphFormat,
     /// The documents of the deployment, read together as `grail check` reads them.
-    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 
@@ -439,6 +446,9 @@ struct FmtArgs {
 
 #[derive(clap::Args)]
 struct CompileArgs {
+    /// Without files: the deployment of grail.toml to read (needed when it declares several).
+    #[arg(long, value_name = "NAME")]
+    deployment: Option<String>,
     /// A folder of `.grail` files (or one file) to use instead of the shipped
     /// library; repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
@@ -522,6 +532,9 @@ struct AnalyzeArgs {
 
 #[derive(clap::Args)]
 struct ExplainArgs {
+    /// Without files: the deployment of grail.toml to read (needed when it declares several).
+    #[arg(long, value_name = "NAME")]
+    deployment: Option<String>,
     /// A folder of `.grail` files (or one file) to use instead of the shipped
     /// library; repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
@@ -572,7 +585,7 @@ struct ExplainArgs {
     #[command(flatten)]
     invocation: InvocationArgs,
     /// The documents to explain, read together as one deployment.
-    #[arg(required_unless_present = "layers", value_name = "FILE")]
+    #[arg(value_name = "FILE")]
     files: Vec<Utf8PathBuf>,
 }
 

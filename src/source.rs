@@ -22,11 +22,11 @@ const AROUND: usize = 5;
 
 pub fn run(args: &SourceArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
+    let setup = crate::workspace::Setup::resolve(&args.policy, false)?;
+    let (set, compiled) = setup.load(&db)?;
     let files: Vec<File<'_>> = set.files(&db).iter().map(|f| File::new(f.path(&db), f.text(&db))).collect();
     let text = match (&args.out, &args.name) {
-        (Some(out), _) => write_out(&db, set, &args.policy, out, args.force)?,
+        (Some(out), _) => write_out(&db, set, &setup.dirs, out, args.force)?,
         (None, None) => list(&files, &compiled.policy),
         (None, Some(name)) => show(name, &files, &compiled.policy)?,
     };

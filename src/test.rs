@@ -10,11 +10,11 @@ use crate::{Fatal, TestArgs, policy};
 
 pub fn run(args: &TestArgs) -> Result<ExitCode, Fatal> {
     let db = Database::default();
-    let set = policy::load(&db, &args.policy)?;
-    let compiled = policy::compile(&db, set)?;
+    let setup = crate::workspace::Setup::resolve(&args.policy, false)?;
+    let (_, compiled) = setup.load(&db)?;
     let rules: Vec<String> = compiled.policy.rule_ids().into_iter().map(|(id, _)| id.to_string()).collect();
 
-    let owned: Vec<(String, String)> = policy::fixtures(&args.policy)?;
+    let owned: Vec<(String, String)> = policy::fixtures(&setup.dirs)?;
     let files: Vec<File<'_>> = owned.iter().map(|(path, text)| File { path, text }).collect();
     // Never the machine's clock: a case states its time, or `--now` gives one
     // to every case, or `now()` is missing evidence (so an outcome is the same on every run).
