@@ -85,3 +85,111 @@ fn a_policy_folder_that_is_not_there_says_how_to_name_the_shipped_library() {
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("`--policy shipped` for the shipped library"), "{}", out.stderr);
 }
+
+/// A folder with a `grail.toml` naming `folders = ["shipped", "ours"]` and a
+/// deployment `shop` of one binding that our rule (and the shipped ceiling) fails.
+fn workspace(name: &str) -> PathBuf {
+    let ours = ours(&format!("{name}/ours"), RULE);
+    let dir = ours.parent().expect("the workspace folder").to_path_buf();
+    let fail = std::fs::read_to_string(ours.join("tests/ours.no_c5_auto/fail/binding.yaml")).expect("fixture");
+    std::fs::write(dir.join("fail.yaml"), fail).expect("write");
+    std::fs::write(
+        dir.join("grail.toml"),
+        "[policy]\nfolders = [\"shipped\", \"ours\"]\n\n[deployments.shop]\ndocuments = [\"fail.yaml\"]\n",
+    )
+    .expect("write");
+    dir
+}
+
+const FROM_FILE: &str = "policy `shipped`, `ours` (grail.toml)\n";
+const SHOP: &str = "deployment `shop` (grail.toml)\n";
+
+#[test]
+fn check_of_a_file_uses_the_policy_of_grail_toml_and_says_so() {
+    let dir = workspace("ws-check");
+    let out = run_in(&dir, &["check", "fail.yaml"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("ours.no_c5_auto"), "{}", out.stdout);
+    assert!(out.stdout.contains("merge.ceiling"), "{}", out.stdout);
+    assert!(out.stderr.contains(FROM_FILE), "{}", out.stderr);
+    // `--policy` wins over the file.
+    let flag = run_in(&dir, &["check", "--policy", "shipped", "fail.yaml"]);
+    assert_eq!(flag.code, 1, "{}{}", flag.stdout, flag.stderr);
+    assert!(!flag.stdout.contains("ours.no_c5_auto"), "{}", flag.stdout);
+    assert!(!flag.stderr.contains("grail.toml"), "{}", flag.stderr);
+}
+
+#[test]
+fn test_runs_the_fixtures_of_the_policy_folders_of_grail_toml() {
+    let dir = workspace("ws-test");
+    let out = run_in(&dir, &["test", "--verbose"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("ok   tests/ours.no_c5_auto/fail\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("ok   tests/ours.no_c5_auto/pass\n"), "{}", out.stdout);
+    assert!(out.stderr.contains(FROM_FILE), "{}", out.stderr);
+}
+
+#[test]
+fn source_finds_a_rule_of_the_policy_folders_of_grail_toml() {
+    let dir = workspace("ws-source");
+    let out = run_in(&dir, &["source", "ours.no_c5_auto"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("rule ours.no_c5_auto"), "{}", out.stdout);
+    assert!(out.stderr.contains(FROM_FILE), "{}", out.stderr);
+}
+
+#[test]
+fn explain_without_files_explains_the_deployment_of_grail_toml() {
+    let dir = workspace("ws-explain");
+    let out = run_in(&dir, &["explain", "--format", "json"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("standard output stays JSON");
+    assert!(json.to_string().contains("ours.no_c5_auto"), "{}", out.stdout);
+    assert!(out.stderr.contains(FROM_FILE) && out.stderr.contains(SHOP), "{}", out.stderr);
+    // Named files win over the file's deployment, with its policy.
+    let files = run_in(&dir, &["explain", "fail.yaml"]);
+    assert!(files.stdout.contains("ours.no_c5_auto"), "{}", files.stdout);
+    assert!(!files.stderr.contains(SHOP), "{}", files.stderr);
+}
+
+#[test]
+fn graph_without_files_draws_the_deployment_of_grail_toml() {
+    let dir = workspace("ws-graph");
+    let out = run_in(&dir, &["graph"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("digraph"), "{}", out.stdout);
+    assert!(out.stdout.contains("fail.yaml"), "{}", out.stdout);
+    assert!(out.stderr.contains(SHOP), "{}", out.stderr);
+}
+
+#[test]
+fn authorize_without_files_answers_for_the_deployment_of_grail_toml() {
+    let dir = workspace("ws-authorize");
+    let ask = ["authorize", "--action", "dispatch", "--resource", "work_class=C2", "--resource", "surface=ci-pool-a"];
+    let out = run_in(&dir, &ask);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("DENY"), "{}", out.stdout);
+    assert!(out.stdout.contains("ours.no_c5_auto"), "our rule fails the check: {}", out.stdout);
+    assert!(out.stderr.contains(SHOP), "{}", out.stderr);
+}
+
+#[test]
+fn compile_without_files_compiles_the_deployment_of_grail_toml() {
+    let dir = workspace("ws-compile");
+    let out = run_in(&dir, &["compile", "--target", "cedar", "--out", "out"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("ours.no_c5_auto"), "{}", out.stderr);
+    assert!(out.stderr.contains(SHOP), "{}", out.stderr);
+}
+
+#[test]
+fn analyze_and_doc_read_the_policy_of_grail_toml() {
+    let dir = workspace("ws-analyze");
+    let out = run_in(&dir, &["analyze", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("standard output stays JSON");
+    assert!(json.to_string().contains("ours.no_c5_auto"), "{}", out.stdout);
+    assert!(out.stderr.contains(FROM_FILE), "{}", out.stderr);
+    let doc = run_in(&dir, &["doc"]);
+    assert_eq!(doc.code, 0, "{}", doc.stderr);
+    assert!(doc.stdout.contains("ours.no_c5_auto"), "{}", doc.stdout);
+}
