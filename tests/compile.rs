@@ -131,7 +131,10 @@ fn an_unknown_is_refused_unless_allowed() {
 fn misuse_is_a_usage_error() {
     let out = scratch("misuse").to_string_lossy().into_owned();
     let no_documents = grail(&["compile", "--target", "cedar", "--out", &out]);
-    assert!(no_documents.starts_with("exit: 2") && no_documents.contains("name its documents"), "{no_documents}");
+    assert!(
+        no_documents.starts_with("exit: 2") && no_documents.contains("no documents named, and no `grail.toml`"),
+        "{no_documents}"
+    );
     let documents = grail(&["compile", "--target", "json", "--out", &out, "examples/bindings/good.yaml"]);
     assert!(documents.starts_with("exit: 2") && documents.contains("takes no document"), "{documents}");
     let no_target = grail(&["compile", "--out", &out]);
