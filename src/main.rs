@@ -34,7 +34,8 @@ mod workspace;
 /// grail states and checks the guardrails of autonomous software delivery.
 ///
 /// Rules live in policies written in the grail language; the shipped
-/// guardrail library is built in and used unless `--policy` names another.
+/// guardrail library is built in and used unless `--policy`, or the policy
+/// folders of the workspace file grail.toml, name another.
 /// Every finding names its rule, its subject and the line it points at.
 #[derive(Parser)]
 #[command(name = "grail", version, long_version = LONG_VERSION, about, long_about, propagate_version = true)]
@@ -279,7 +280,7 @@ enum Command {
 #[derive(clap::Args)]
 struct SourceArgs {
     /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
-    /// of the shipped library; repeatable, the folders read together as one
+    /// of the policy folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one
     /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
     policy: Vec<Utf8PathBuf>,
@@ -298,7 +299,7 @@ struct SourceArgs {
 #[derive(clap::Args)]
 struct DocArgs {
     /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
-    /// of the shipped library; repeatable, the folders read together as one
+    /// of the policy folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one
     /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
     policy: Vec<Utf8PathBuf>,
@@ -323,8 +324,8 @@ struct AuthorizeArgs {
     /// Without files: the deployment of grail.toml to read (needed when it declares several).
     #[arg(long, value_name = "NAME")]
     deployment: Option<String>,
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
@@ -383,8 +384,8 @@ struct GraphArgs {
     /// Without files: the deployment of grail.toml to read (needed when it declares several).
     #[arg(long, value_name = "NAME")]
     deployment: Option<String>,
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
@@ -449,8 +450,8 @@ struct CompileArgs {
     /// Without files: the deployment of grail.toml to read (needed when it declares several).
     #[arg(long, value_name = "NAME")]
     deployment: Option<String>,
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
@@ -512,8 +513,8 @@ enum Target {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
@@ -535,8 +536,8 @@ struct ExplainArgs {
     /// Without files: the deployment of grail.toml to read (needed when it declares several).
     #[arg(long, value_name = "NAME")]
     deployment: Option<String>,
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
@@ -592,7 +593,7 @@ struct ExplainArgs {
 #[derive(clap::Args)]
 struct TestArgs {
     /// A folder of `.grail` files, with its fixtures in `DIR/tests/`, instead
-    /// of the shipped library; repeatable, the folders read together as one
+    /// of the policy folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one
     /// policy. `--policy shipped` names the shipped library and its fixtures.
     #[arg(long, value_name = "DIR")]
     policy: Vec<Utf8PathBuf>,
@@ -621,8 +622,8 @@ struct LspArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// A folder of `.grail` files (or one file) to use instead of the shipped
-    /// library; repeatable, the folders read together as one policy.
+    /// A folder of `.grail` files (or one file) to use instead of the policy
+    /// folders of grail.toml (without one, the shipped library); repeatable, the folders read together as one policy.
     /// `--policy shipped` names the shipped library, so that
     /// `--policy shipped --policy ours/` adds an organisation's rules to it.
     #[arg(long, value_name = "DIR")]
