@@ -193,3 +193,26 @@ fn analyze_and_doc_read_the_policy_of_grail_toml() {
     assert_eq!(doc.code, 0, "{}", doc.stderr);
     assert!(doc.stdout.contains("ours.no_c5_auto"), "{}", doc.stdout);
 }
+
+#[test]
+fn of_several_deployments_a_command_that_reads_one_is_told_which() {
+    let dir = workspace("ws-several");
+    let toml = std::fs::read_to_string(dir.join("grail.toml")).expect("read");
+    std::fs::write(dir.join("grail.toml"), format!("{toml}\n[deployments.other]\ndocuments = [\"fail.yaml\"]\n"))
+        .expect("write");
+    let out = run_in(&dir, &["graph"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("declares 2 deployments (`other`, `shop`)"), "{}", out.stderr);
+    assert!(out.stderr.contains("--deployment NAME"), "{}", out.stderr);
+    let one = run_in(&dir, &["graph", "--deployment", "shop"]);
+    assert_eq!(one.code, 0, "{}{}", one.stdout, one.stderr);
+    assert!(one.stderr.contains(SHOP), "{}", one.stderr);
+    let none = run_in(&dir, &["graph", "--deployment", "shops"]);
+    assert_eq!(none.code, 2, "{}{}", none.stdout, none.stderr);
+    assert!(none.stderr.contains("declares no deployment `shops`"), "{}", none.stderr);
+    // A bare check with `--policy` checks every deployment with the flag's policy.
+    let check = run_in(&dir, &["check", "--policy", "shipped"]);
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    assert!(check.stdout.contains("deployment `other` (grail.toml)"), "{}", check.stdout);
+    assert!(!check.stdout.contains("ours.no_c5_auto") && !check.stderr.contains(FROM_FILE), "{}", check.stdout);
+}
