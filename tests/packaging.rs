@@ -109,3 +109,33 @@ fn one_licence_everywhere_and_its_text_at_the_root() {
         "upstream's notice travels with its fixtures"
     );
 }
+
+/// The README installs with the lockfile's versions, and the VS Code
+/// extension packages on a fresh machine without a warning of vsce's: a
+/// repository, a licence and its file, a lockfile for `npm ci`, and a
+/// `.vscodeignore` that keeps only the bundle and what the manifest names.
+#[test]
+fn the_install_and_the_extension_package_as_the_readme_says() {
+    let readme = read(&root().join("README.md"));
+    assert!(readme.contains("cargo install --path . --locked"), "README installs with --locked");
+    assert!(readme.contains("npm ci && npx @vscode/vsce package"), "README installs the extension's packages first");
+    let dir = root().join("editors/vscode");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&read(&dir.join("package.json"))).expect("package.json parses");
+    assert!(manifest.pointer("/repository/url").and_then(|u| u.as_str()).is_some(), "package.json names a repository");
+    assert_eq!(manifest["license"], cargo_licence());
+    assert_eq!(read(&dir.join("LICENSE")), read(&root().join("LICENSE")), "the extension ships the licence's text");
+    assert!(dir.join("package-lock.json").is_file(), "a lockfile, for `npm ci`");
+    // The bundle that `vscode:prepublish` writes is what `main` names.
+    let main = manifest["main"].as_str().expect("main").trim_start_matches("./");
+    let prepublish =
+        manifest.pointer("/scripts/vscode:prepublish").and_then(|s| s.as_str()).expect("a prepublish bundle");
+    assert!(prepublish.contains("--bundle") && prepublish.contains(&format!("--outfile={main}")), "{prepublish}");
+    let ignore = read(&dir.join(".vscodeignore"));
+    let lines: Vec<&str> = ignore.lines().collect();
+    assert_eq!(lines.first(), Some(&"**"), "everything is left out but what is named");
+    for kept in [main, "package.json", "README.md", "LICENSE", "language-configuration.json", "syntaxes/**"] {
+        assert!(lines.contains(&format!("!{kept}").as_str()), ".vscodeignore keeps {kept}");
+    }
+    assert!(!lines.iter().any(|l| l.contains("node_modules")), "node_modules is bundled, not shipped");
+}
