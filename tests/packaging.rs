@@ -139,3 +139,13 @@ fn the_install_and_the_extension_package_as_the_readme_says() {
     }
     assert!(!lines.iter().any(|l| l.contains("node_modules")), "node_modules is bundled, not shipped");
 }
+
+/// A release build carries no debug information and no symbols (78 MB with
+/// them, about 15 MB without). Read from Cargo.toml: no test builds a release.
+#[test]
+fn the_release_binary_is_stripped() {
+    let cargo: toml::Table = toml::from_str(&read(&root().join("Cargo.toml"))).expect("Cargo.toml parses");
+    let release = cargo["profile"]["release"].as_table().expect("[profile.release]");
+    assert_eq!(release.get("strip").and_then(toml::Value::as_bool), Some(true), "strip = true");
+    assert_eq!(release.get("debug").and_then(toml::Value::as_bool), Some(false), "debug = false");
+}
