@@ -167,11 +167,16 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
     let cwd = std::env::current_dir().map_err(|e| Fatal(format!("cannot read the working directory: {e}")))?;
     let Some(path) = grail_workspace::find(&cwd) else {
         return Err(Fatal(format!(
-            "no documents named, and no `{}` in `{}` or its parents\nhelp: name the documents to check \
-             (`grail check org.yaml`), or write a `{}` (see docs/workspace.md)",
-            grail_workspace::FILE_NAME,
+            "no documents named, and no `{name}` in `{}` or its parents\nhelp: name the documents to check \
+             (`grail check org.yaml`), or write a `{name}` that names them, such as\n\n\
+             [policy]\n\
+             folders = [\"shipped\"]  # the built-in library; add folders of your own rules\n\n\
+             [deployments.main]\n\
+             layers = {{ security = \"security.yaml\" }}  # each file bound to its layer\n\
+             documents = [\"autonomy.yaml\"]             # documents checked with them\n\n\
+             (paths relative to `{name}`; the full reference is docs/workspace.md, in the repository and in the release archive)",
             cwd.display(),
-            grail_workspace::FILE_NAME
+            name = grail_workspace::FILE_NAME,
         )));
     };
     let ws = grail_workspace::load(&path).map_err(|e| invalid(&e))?;

@@ -149,3 +149,51 @@ fn the_release_binary_is_stripped() {
     assert_eq!(release.get("strip").and_then(toml::Value::as_bool), Some(true), "strip = true");
     assert_eq!(release.get("debug").and_then(toml::Value::as_bool), Some(false), "debug = false");
 }
+
+/// `grail check` with no files and no `grail.toml` helps with the file
+/// itself: an example that works, written in the message (an installed
+/// binary has no docs/ beside it); and the release archive holds docs/, so
+/// the reference the help names travels with the binary.
+#[test]
+fn the_help_for_a_missing_workspace_file_is_self_contained_and_its_docs_ship() {
+    let dir = std::env::temp_dir().join(format!("grail-packaging-ws-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let grail = |dir: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_grail"))
+            .arg("check")
+            .current_dir(dir)
+            .output()
+            .expect("grail runs")
+    };
+    let out = grail(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let example: String = err
+        .lines()
+        .skip_while(|l| *l != "[policy]")
+        .take_while(|l| !l.starts_with('('))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(example.contains("[deployments."), "the help shows a grail.toml:\n{err}");
+    // The example is a workspace file that works.
+    std::fs::write(dir.join("grail.toml"), &example).expect("write grail.toml");
+    std::fs::copy(root().join("examples/bindings/good.yaml"), dir.join("security.yaml")).expect("a binding");
+    std::fs::copy(root().join("examples/org/autonomy.yaml"), dir.join("autonomy.yaml")).expect("an autonomy binding");
+    let out = grail(&dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Every docs/ file the help names is in the release archive.
+    let release = read(&root().join(".github/workflows/release.yml"));
+    assert!(release.contains("cp -R docs \"dist/$name/docs\""), "the release archive holds docs/");
+    assert!(release.contains("README.md LICENSE"), "the release archive holds the licence");
+    for named in err.split_whitespace().filter(|w| w.starts_with("docs/")) {
+        assert!(root().join(named.trim_end_matches([',', ')', '.'])).is_file(), "{named} exists");
+    }
+}
