@@ -197,3 +197,29 @@ fn the_help_for_a_missing_workspace_file_is_self_contained_and_its_docs_ship() {
         assert!(root().join(named.trim_end_matches([',', ')', '.'])).is_file(), "{named} exists");
     }
 }
+
+/// Every file a manifest of an editor names exists: `main`, and the query
+/// files of the tree-sitter grammar (no `bindings/node` that is not there).
+#[test]
+fn the_editor_manifests_name_only_files_that_exist() {
+    for dir in ["editors/tree-sitter-grail", "editors/vscode"] {
+        let dir = root().join(dir);
+        let manifest: serde_json::Value =
+            serde_json::from_str(&read(&dir.join("package.json"))).expect("package.json parses");
+        let mut named: Vec<String> = Vec::new();
+        if let Some(main) = manifest["main"].as_str() {
+            // The VS Code extension's bundle is built by `vscode:prepublish`; its source must exist.
+            if manifest.pointer("/scripts/vscode:prepublish").is_none() {
+                named.push(main.to_string());
+            }
+        }
+        for grammar in manifest["tree-sitter"].as_array().into_iter().flatten() {
+            for key in ["highlights", "folds", "injections", "locals", "tags"] {
+                named.extend(grammar[key].as_str().map(str::to_string));
+            }
+        }
+        for name in named {
+            assert!(dir.join(&name).exists(), "{}/package.json names {name}, which does not exist", dir.display());
+        }
+    }
+}
