@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use grail_engine::db::{explain_deployment, run_deployment};
 use grail_engine::diagnostic::Provenance;
-use grail_engine::hir::{Policy, Ty};
+use grail_engine::hir::{CHECK_SYNTAX, Policy, Ty};
 use grail_engine::value::{Val, ValKind};
 use grail_engine::{Database, Deployment, Outcome};
 
@@ -63,6 +63,7 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let compiled = policy::compile(&db, set)?;
     let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
     let attached = attachments(&db, set, &named.documents, None);
+    let (sources, shown) = (named.documents.clone(), named.shown.clone());
     let now = crate::Clock::of(args.now).nanos;
     let deployment = Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
     crate::tables::refuse_crowded(&db, set, deployment)?;
@@ -70,6 +71,23 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
         return Err(Fatal("the policy does not compile".into()));
     };
     let policy = &compiled.policy;
+    // A document that does not parse has nothing to draw: its syntax finding,
+    // as `grail check` reports it, and exit 1 (never an empty drawing).
+    let syntax: Vec<&str> =
+        policy.documents.iter().filter_map(|d| d.checks[CHECK_SYNTAX].as_ref().map(|c| c.rule.as_str())).collect();
+    let unreadable: Vec<grail_engine::diagnostic::Finding> = run
+        .findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail && f.subject == "document" && syntax.contains(&f.rule.as_str()))
+        .cloned()
+        .collect();
+    if !unreadable.is_empty() {
+        let shipped = policy::shipped_files(&db, set, &args.policy);
+        let text = crate::render::human(&db, set, &shipped, &sources, &shown, &unreadable, None, false);
+        eprint!("{text}");
+        eprintln!("error: nothing to draw: a document does not parse (`grail check` reports the same)");
+        return Ok(ExitCode::from(1));
+    }
     let mut graph = Graph::default();
     let mut ids = 0usize;
     let mut fresh = || {
