@@ -58,6 +58,19 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
     };
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
+    if let Some(class) = &args.class
+        && !e.cells.iter().any(|c| c.key == *class)
+    {
+        let mut keys: Vec<&str> = e.cells.iter().map(|c| c.key.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let near = grail_engine::suggest::did_you_mean(class, keys.iter().copied());
+        let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+        let known = keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+        return Err(Fatal(format!(
+            "the policy knows no class `{class}`{hint}\nhelp: --class takes one of the keys the policy's tables have: {known}"
+        )));
+    }
     // The tables of the documents: each row's cells and what its `detail` lists.
     let tables: &[grail_engine::table::Table] = if args.rule.is_none() && args.class.is_none() {
         grail_engine::db::table_deployment(&db, set, deployment)

@@ -71,6 +71,10 @@ fn collect(paths: &[Utf8PathBuf]) -> Result<Vec<Utf8PathBuf>, Fatal> {
         if path.is_dir() {
             let mut found = Vec::new();
             walk(path, &mut found)?;
+            if found.is_empty() {
+                // As ruff does: said, not an error (a folder of no policy has nothing to misformat).
+                eprintln!("warning: no .grail file under `{path}`: nothing to format");
+            }
             found.sort();
             files.extend(found);
         } else if path.exists() {

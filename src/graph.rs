@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use grail_engine::db::{explain_deployment, run_deployment};
 use grail_engine::diagnostic::Provenance;
-use grail_engine::hir::{Policy, Ty};
+use grail_engine::hir::{CHECK_SYNTAX, Policy, Ty};
 use grail_engine::value::{Val, ValKind};
 use grail_engine::{Database, Deployment, Outcome};
 
@@ -63,7 +63,7 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
     let setup = crate::workspace::Setup::resolve(&args.policy, from_file)?;
     let (set, compiled) = setup.load(&db)?;
     let now = crate::Clock::of(args.now).nanos;
-    let deployment = if from_file {
+    let (sources, shown, deployment) = if from_file {
         let named = setup.deployment(
             &db,
             compiled,
@@ -72,19 +72,38 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
             &crate::InvocationArgs::default(),
             None,
         )?;
-        crate::documents::workspace_deployment(&db, set, &named, &[], now)?.1
+        let (documents, deployment) = crate::documents::workspace_deployment(&db, set, &named, &[], now)?;
+        (documents.clone(), documents, deployment)
     } else {
         let named = deployment(&db, set, &args.files, &args.layers, &args.binding, DEFAULT_MAX_DOCUMENT_SIZE)?;
         let attached = attachments(&db, set, &named.documents, None);
+        let (sources, shown) = (named.documents.clone(), named.shown.clone());
         let deployment =
             Deployment::builder(named.documents, attached).bindings(named.bindings).now(Some(now)).new(&db);
         crate::tables::refuse_crowded(&db, set, deployment)?;
-        deployment
+        (sources, shown, deployment)
     };
     let Some(run) = run_deployment(&db, set, deployment) else {
         return Err(Fatal("the policy does not compile".into()));
     };
     let policy = &compiled.policy;
+    // A document that does not parse has nothing to draw: its syntax finding,
+    // as `grail check` reports it, and exit 1 (never an empty drawing).
+    let syntax: Vec<&str> =
+        policy.documents.iter().filter_map(|d| d.checks[CHECK_SYNTAX].as_ref().map(|c| c.rule.as_str())).collect();
+    let unreadable: Vec<grail_engine::diagnostic::Finding> = run
+        .findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail && f.subject == "document" && syntax.contains(&f.rule.as_str()))
+        .cloned()
+        .collect();
+    if !unreadable.is_empty() {
+        let shipped = setup.shipped(&db, set);
+        let text = crate::render::human(&db, set, &shipped, &sources, &shown, &unreadable, None, false);
+        eprint!("{text}");
+        eprintln!("error: nothing to draw: a document does not parse (`grail check` reports the same)");
+        return Ok(ExitCode::from(1));
+    }
     let mut graph = Graph::default();
     let mut ids = 0usize;
     let mut fresh = || {

@@ -114,8 +114,10 @@ enum Command {
     ///
     /// Rewrites each file in place when formatting changes it and prints the
     /// paths it changed. Formatting never changes what a policy means and
-    /// keeps every comment. A folder stands for every `.grail` file under it.
-    /// A file that does not parse is left as it is, and its errors are printed.
+    /// keeps every comment. A folder stands for every `.grail` file under it;
+    /// a folder with none is said on standard error (a warning, exit 0, as
+    /// ruff does: nothing there is misformatted). A file that does not parse
+    /// is left as it is, and its errors are printed.
     /// Exit status: 0 when done (with --check: when every file is formatted),
     /// 1 with --check when a file would change, 2 when a file does not parse
     /// or cannot be read or written.
@@ -154,8 +156,10 @@ enum Command {
     /// Diagnostics, hovers, definitions, references, completion and fixes for
     /// policy files (`.grail`) and the documents they check (`.json`, `.yaml`,
     /// `.yml`, and Markdown work items), and formatting of policy files. The
-    /// policy is the workspace's `.grail` files if it has any, otherwise the
-    /// shipped library. See README.md to attach an editor.
+    /// policy and the deployments are those of `grail.toml`, found in the
+    /// workspace folder or its parents, as `grail check` reads them; without
+    /// one, the shipped library, each document checked alone (the server says
+    /// so once). See README.md to attach an editor.
     ///
     /// Examples:
     ///   grail lsp

@@ -123,7 +123,14 @@ impl Setup {
             let cwd = std::env::current_dir().unwrap_or_default();
             return Err(Fatal(format!(
                 "no documents named, and no `{FILE_NAME}` in `{}` or its parents\nhelp: name the documents \
-                 (`grail {command} org.yaml`), or write a `{FILE_NAME}` (see docs/workspace.md)",
+                 (`grail {command} org.yaml`), or write a `{FILE_NAME}` that names them, such as\n\n\
+                 [policy]\n\
+                 folders = [\"shipped\"]  # the built-in library; add folders of your own rules\n\n\
+                 [deployments.main]\n\
+                 layers = {{ security = \"security.yaml\" }}  # each file bound to its layer\n\
+                 documents = [\"autonomy.yaml\"]             # documents checked with them\n\n\
+                 (paths relative to `{FILE_NAME}`; the full reference is docs/workspace.md, in the repository \
+                 and in the release archive)",
                 cwd.display()
             )));
         };

@@ -552,7 +552,7 @@ pub(crate) fn parse<'a>(
         let Some((kind, def)) =
             policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))
         else {
-            let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+            let check = crate::conform::unknown_kind(policy).and_then(|d| d.checks[CHECK_SYNTAX].clone());
             return Err(Box::new(structural(
                 check.as_ref(),
                 "document",
@@ -581,8 +581,8 @@ pub(crate) fn parse<'a>(
     let Some(loaded) = input.loaded else { return Ok(None) };
     match loaded {
         Err(e) => {
-            // The document's kind cannot be known; the first kind's syntax rule reports it.
-            let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+            // The document's kind cannot be known; the kind an empty mapping is of reports it.
+            let check = crate::conform::unknown_kind(policy).and_then(|d| d.checks[CHECK_SYNTAX].clone());
             Err(Box::new(structural(check.as_ref(), "document", e.message.clone(), doc, e.span)))
         }
         Ok(root) if document::format_for_path(input.path) == Some(Format::JsonLines) => json_lines(policy, doc, root),
@@ -614,7 +614,7 @@ fn given<'a>(
     name: &str,
 ) -> Result<Option<(DocKindId, Cow<'a, Node>)>, Box<Finding>> {
     let Some((kind, def)) = given_kind(policy, name) else {
-        let check = policy.documents.first().and_then(|d| d.checks[CHECK_SYNTAX].clone());
+        let check = crate::conform::unknown_kind(policy).and_then(|d| d.checks[CHECK_SYNTAX].clone());
         let message = format!("no document kind of the policy is given as `{name}`");
         return Err(Box::new(structural(check.as_ref(), "document", message, doc, Span::new(0, 0))));
     };

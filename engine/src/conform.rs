@@ -21,7 +21,7 @@ use crate::value::{Absence, FileVal, IdKey, Origin, Val, ValKind, same_identifie
 /// Which document kind a document is, by the policy's selectors; `Err` is a
 /// finding explaining why it is none.
 pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, Box<Finding>> {
-    let type_rule = |p: &Policy| p.documents.first().and_then(|d| d.checks[CHECK_TYPE].clone());
+    let type_rule = |p: &Policy| unknown_kind(p).and_then(|d| d.checks[CHECK_TYPE].clone());
     let NodeKind::Map(entries) = &root.kind else {
         let check = type_rule(policy);
         return Err(Box::new(structural(
@@ -80,6 +80,19 @@ pub fn select_kind(policy: &Policy, doc: u32, root: &Node) -> Result<DocKindId, 
         doc,
         span,
     )))
+}
+
+/// The kind whose structural rules report a document whose kind cannot be
+/// known (it does not parse, or is no mapping): the kind an empty mapping is
+/// of (the shipped library's security binding, the document a user checks
+/// first), else the first kind. Never a kind picked by declaration order
+/// alone, which would point the finding's help at an unrelated clause.
+pub fn unknown_kind(policy: &Policy) -> Option<&DocumentDef> {
+    let selected = policy.documents.iter().enumerate().find(|(_, d)| match &d.selector {
+        SelectorDef::Keys(tests) => tests.iter().all(|t| matches!(t.test, KeyCondDef::Absent)),
+        SelectorDef::Markdown { .. } | SelectorDef::Given { .. } => false,
+    });
+    selected.map(|(_, d)| d).or_else(|| policy.documents.first())
 }
 
 /// What a `ref` field's path turned out to be.

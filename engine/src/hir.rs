@@ -151,6 +151,9 @@ impl Policy {
         for r in &self.rules {
             ids.push((&r.id, r.loc));
         }
+        // A document's own record carries the document's clauses: one clause, one location.
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|&(id, loc)| seen.insert((id, loc.file, loc.span.start, loc.span.end)));
         ids
     }
 }
