@@ -898,8 +898,6 @@ impl<'a> Evaluator<'a> {
         self.first_absent(e, true).filter(Val::is_invalid)
     }
 
-    /// The first value an expression reads that is unknown (else absent),
-    /// for UNKNOWN messages.
     /// The first finding of the rules `patterns` name, evaluated before,
     /// about the subject at `at` that failed, is unknown, or was reported.
     fn broken(&self, patterns: &[String], at: (u32, Span)) -> Option<&Finding> {
@@ -910,6 +908,8 @@ impl<'a> Evaluator<'a> {
         })
     }
 
+    /// The first value an expression reads that is unknown (else absent),
+    /// for UNKNOWN messages.
     pub fn first_missing(&mut self, e: &Expr) -> Option<String> {
         self.first_absent(e, true).or_else(|| self.first_absent(e, false)).map(|v| missing_what(&v))
     }
