@@ -102,33 +102,23 @@ pub fn run(args: &AuthorizeArgs) -> Result<ExitCode, Fatal> {
     }
 
     let clock = crate::Clock::of(args.now);
-    let mut allow_file = false;
-    let (_, deployment) = if from_file {
-        let named = setup.deployment(
-            &db,
-            compiled,
-            "authorize",
-            args.deployment.as_deref(),
-            &args.invocation,
-            args.evidence.as_ref(),
-        )?;
-        allow_file = named.allow_unknown;
-        crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
-    } else {
-        crate::documents::named_deployment(
-            &db,
-            set,
-            &args.files,
-            &args.layers,
-            &args.binding,
-            crate::documents::Call {
-                attach: &args.attach,
-                now: clock.nanos,
-                invocation: &args.invocation.invocation()?,
-                evidence: args.evidence.as_deref(),
-            },
-        )?
-    };
+    let (_, deployment, allow_file) = setup.asked_deployment(
+        &db,
+        set,
+        compiled,
+        from_file,
+        crate::workspace::Asked {
+            command: "authorize",
+            deployment: args.deployment.as_deref(),
+            files: &args.files,
+            layers: &args.layers,
+            binding: &args.binding,
+            attach: &args.attach,
+            invocation: &args.invocation,
+            evidence: args.evidence.as_ref(),
+            now: clock.nanos,
+        },
+    )?;
     let report = check_deployment(&db, set, deployment);
     let summary = Summary::of(&report.findings);
     let verdict = summary.verdict();

@@ -30,33 +30,23 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Fatal> {
     let files: Vec<(String, String)> = match args.target {
         Target::Cedar => {
             let clock = crate::Clock::of(args.now);
-            let mut allow_file = false;
-            let (shown, deployment) = if from_file {
-                let named = setup.deployment(
-                    &db,
-                    compiled,
-                    "compile",
-                    args.deployment.as_deref(),
-                    &args.invocation,
-                    args.evidence.as_ref(),
-                )?;
-                allow_file = named.allow_unknown;
-                crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
-            } else {
-                crate::documents::named_deployment(
-                    &db,
-                    set,
-                    &args.files,
-                    &args.layers,
-                    &args.binding,
-                    crate::documents::Call {
-                        attach: &args.attach,
-                        now: clock.nanos,
-                        invocation: &args.invocation.invocation()?,
-                        evidence: args.evidence.as_deref(),
-                    },
-                )?
-            };
+            let (shown, deployment, allow_file) = setup.asked_deployment(
+                &db,
+                set,
+                compiled,
+                from_file,
+                crate::workspace::Asked {
+                    command: "compile",
+                    deployment: args.deployment.as_deref(),
+                    files: &args.files,
+                    layers: &args.layers,
+                    binding: &args.binding,
+                    attach: &args.attach,
+                    invocation: &args.invocation,
+                    evidence: args.evidence.as_ref(),
+                    now: clock.nanos,
+                },
+            )?;
             let report = check_deployment(&db, set, deployment);
             let verdict = Summary::of(&report.findings).verdict();
             let allowed = AllowedBy::of(args.allow_unknown, allow_file);

@@ -28,34 +28,23 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Fatal> {
         return Err(Fatal(format!("the policy has no rule `{rule}`{hint}")));
     }
     let clock = crate::Clock::of(args.now);
-    let invocation = args.invocation.invocation()?;
-    let mut allow_file = false;
-    let (shown, deployment) = if from_file {
-        let named = setup.deployment(
-            &db,
-            compiled,
-            "explain",
-            args.deployment.as_deref(),
-            &args.invocation,
-            args.evidence.as_ref(),
-        )?;
-        allow_file = named.allow_unknown;
-        crate::documents::workspace_deployment(&db, set, &named, &args.attach, clock.nanos)?
-    } else {
-        crate::documents::named_deployment(
-            &db,
-            set,
-            &args.files,
-            &args.layers,
-            &args.binding,
-            crate::documents::Call {
-                attach: &args.attach,
-                now: clock.nanos,
-                invocation: &invocation,
-                evidence: args.evidence.as_deref(),
-            },
-        )?
-    };
+    let (shown, deployment, allow_file) = setup.asked_deployment(
+        &db,
+        set,
+        compiled,
+        from_file,
+        crate::workspace::Asked {
+            command: "explain",
+            deployment: args.deployment.as_deref(),
+            files: &args.files,
+            layers: &args.layers,
+            binding: &args.binding,
+            attach: &args.attach,
+            invocation: &args.invocation,
+            evidence: args.evidence.as_ref(),
+            now: clock.nanos,
+        },
+    )?;
     let explained = explain_deployment(&db, set, deployment);
     let e = &explained.explanation;
     if let Some(class) = &args.class

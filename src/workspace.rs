@@ -15,6 +15,23 @@ use grail_workspace::{FILE_NAME, Invocation, Workspace};
 
 use crate::{Fatal, InvocationArgs, policy, render};
 
+/// What a command names to check, besides its policy: its command line's
+/// files, layers and `--binding` documents, and its other flags.
+pub struct Asked<'a> {
+    /// The command, for messages (`explain`).
+    pub command: &'static str,
+    /// `--deployment NAME`.
+    pub deployment: Option<&'a str>,
+    pub files: &'a [Utf8PathBuf],
+    pub layers: &'a [crate::documents::LayerArg],
+    pub binding: &'a [Utf8PathBuf],
+    pub attach: &'a [crate::documents::AttachArg],
+    pub invocation: &'a InvocationArgs,
+    pub evidence: Option<&'a Utf8PathBuf>,
+    /// The time of the check.
+    pub now: i128,
+}
+
 /// The policy and the workspace file of one invocation.
 pub struct Setup {
     /// The workspace file found (when it was needed), and the working
@@ -231,5 +248,41 @@ pub fn invalid(e: &grail_workspace::Error) -> Fatal {
             Fatal(format!("`{}` cannot be used", path.display()))
         }
         grail_workspace::Error::Read { .. } => Fatal(e.summary()),
+    }
+}
+
+impl Setup {
+    /// The deployment a command checks: the workspace file's when
+    /// `from_file` (the command line names no document), else the one the
+    /// command line names. With its documents, and whether the workspace
+    /// file's deployment allows UNKNOWN (`allow_unknown`).
+    pub fn asked_deployment(
+        &self,
+        db: &Database,
+        set: PolicySet,
+        compiled: &Compiled,
+        from_file: bool,
+        asked: Asked<'_>,
+    ) -> Result<(Vec<SourceText>, grail_engine::db::Deployment, bool), Fatal> {
+        if from_file {
+            let named =
+                self.deployment(db, compiled, asked.command, asked.deployment, asked.invocation, asked.evidence)?;
+            let (shown, deployment) = crate::documents::workspace_deployment(db, set, &named, asked.attach, asked.now)?;
+            return Ok((shown, deployment, named.allow_unknown));
+        }
+        let (shown, deployment) = crate::documents::named_deployment(
+            db,
+            set,
+            asked.files,
+            asked.layers,
+            asked.binding,
+            crate::documents::Call {
+                attach: asked.attach,
+                now: asked.now,
+                invocation: &asked.invocation.invocation()?,
+                evidence: asked.evidence.map(|e| e.as_path()),
+            },
+        )?;
+        Ok((shown, deployment, false))
     }
 }

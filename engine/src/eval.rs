@@ -423,22 +423,7 @@ impl Walk<'_, '_> {
                     self.steps.pop();
                 }
             }
-            ClauseDef::When { guard, reason, report: true } if ev.eval(guard).as_truth() == Truth::False => {
-                // A false guard that reports: the rule judges on, and what it finds is reported.
-                let traced =
-                    self.step(ev, |_| (format!("when {}", guard.text), "false: reported, not a finding".into()));
-                let why = match reason {
-                    Some(t) => ev.render(t),
-                    None => format!("`{}` does not hold", guard.text),
-                };
-                self.reporting.push(why);
-                self.clauses(ev, i + 1);
-                self.reporting.pop();
-                if traced {
-                    self.steps.pop();
-                }
-            }
-            ClauseDef::When { guard, reason, .. } => match ev.eval(guard).as_truth() {
+            ClauseDef::When { guard, reason, report } => match ev.eval(guard).as_truth() {
                 Truth::True => {
                     let traced = self.step(ev, |_| (format!("when {}", guard.text), "true".into()));
                     self.clauses(ev, i + 1);
@@ -447,13 +432,23 @@ impl Walk<'_, '_> {
                     }
                 }
                 Truth::False => {
-                    self.step(ev, |_| (format!("when {}", guard.text), "false".into()));
+                    let shown = if *report { "false: reported, not a finding" } else { "false" };
+                    let traced = self.step(ev, |_| (format!("when {}", guard.text), shown.into()));
                     let message = match reason {
                         Some(t) => ev.render(t),
                         None => format!("`{}` does not hold", guard.text),
                     };
-                    self.emit(ev, Outcome::NotApplicable, message);
-                    self.pop_step(ev);
+                    if *report {
+                        // The rule judges on, and what it finds is reported.
+                        self.reporting.push(message);
+                        self.clauses(ev, i + 1);
+                        self.reporting.pop();
+                    } else {
+                        self.emit(ev, Outcome::NotApplicable, message);
+                    }
+                    if traced {
+                        self.steps.pop();
+                    }
                 }
                 Truth::Unknown => {
                     self.step(ev, |_| (format!("when {}", guard.text), "unknown".into()));
