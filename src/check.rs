@@ -21,23 +21,27 @@ use grail_workspace::Invocation;
 /// named on the command line), the documents the report is about, the
 /// documents checked with them without being reported on (`--binding`), and
 /// the layers the invocation (flags or the workspace file) binds.
-struct Group {
-    name: Option<String>,
-    documents: Vec<SourceText>,
-    context: Vec<SourceText>,
-    bindings: Vec<LayerBinding>,
+pub(crate) struct Group {
+    pub(crate) name: Option<String>,
+    pub(crate) documents: Vec<SourceText>,
+    pub(crate) context: Vec<SourceText>,
+    pub(crate) bindings: Vec<LayerBinding>,
     /// Previous versions of documents (`--base`).
-    bases: Vec<BaseVersion>,
+    pub(crate) bases: Vec<BaseVersion>,
     /// Who accepted UNKNOWN outcomes: `--allow-unknown`, or the deployment's
     /// `allow_unknown` in the workspace file.
-    allowed: Option<AllowedBy>,
+    pub(crate) allowed: Option<AllowedBy>,
     /// The parameters `param("name")` reads, and the folder where `ref`
     /// fields resolve: the flags, over the deployment's keys.
-    invocation: Invocation,
+    pub(crate) invocation: Invocation,
     /// The file given as `evidence` (`--evidence`, or the deployment's
     /// `evidence` in the workspace file), and which of the two gave it.
-    evidence: Option<camino::Utf8PathBuf>,
-    evidence_flag: &'static str,
+    pub(crate) evidence: Option<camino::Utf8PathBuf>,
+    pub(crate) evidence_flag: &'static str,
+    /// The envelope mode (`--binding`, `--security-binding`): the documents
+    /// are read as Markdown records whatever their names, finding none is a
+    /// finding, and only the record kind's rules are reported.
+    pub(crate) envelopes: bool,
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
@@ -45,6 +49,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
     // document and memo) is left to the operating system, not freed piece by
     // piece (a sixth of a cold check's instructions).
     let db = std::mem::ManuallyDrop::new(Database::default());
+    if args.envelopes || args.binding.is_some() || args.security_binding.is_some() {
+        return crate::envelopes::run(args, &db);
+    }
     if args.files.is_empty() && args.layers.is_empty() {
         return run_workspace(args, std::mem::ManuallyDrop::into_inner(db));
     }
@@ -72,7 +79,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
         return each(args, &compiled.policy, &Texts::policy(&db, set).shipped(&shipped), &clock, &invocation);
     }
 
-    let named = deployment(&db, set, &args.files, &args.layers, &args.binding, args.max_document_size)?;
+    let named = deployment(&db, set, &args.files, &args.layers, &[], args.max_document_size)?;
     let docs = named.shown.clone();
     let context: Vec<SourceText> = named.documents[docs.len()..].to_vec();
     let bases = bases(&db, set, &args.base, &named, args.max_document_size)?;
@@ -88,6 +95,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
                 invocation: invocation.clone(),
                 evidence: args.evidence.clone(),
                 evidence_flag: "--evidence",
+                envelopes: false,
             })
             .collect()
     } else {
@@ -102,6 +110,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
             invocation,
             evidence: args.evidence.clone(),
             evidence_flag: "--evidence",
+            envelopes: false,
         }]
     };
     let shipped = setup.shipped(&db, set);
@@ -157,9 +166,9 @@ fn bases(
 /// in the working directory or its parents, with its policy (or `--policy`);
 /// each member bound to the layer the workspace file gives it.
 fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
-    if args.each || !args.binding.is_empty() {
+    if args.each {
         return Err(Fatal(
-            "name the documents to check: `--each` and `--binding` need files; \
+            "name the documents to check: `--each` needs files; \
              without files the deployments of `grail.toml` are checked"
                 .into(),
         ));
@@ -183,6 +192,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
             invocation: d.invocation,
             evidence: d.evidence,
             evidence_flag: d.evidence_flag,
+            envelopes: false,
         })
         .collect();
     report(args, &db, set, groups, &shipped, &clock)
@@ -190,7 +200,7 @@ fn run_workspace(args: &CheckArgs, db: Database) -> Result<ExitCode, Fatal> {
 
 /// Checks each deployment and writes its report in the format asked for;
 /// `shipped` says which of the policy's files are the shipped library's.
-fn report(
+pub(crate) fn report(
     args: &CheckArgs,
     db: &Database,
     set: PolicySet,
@@ -224,9 +234,16 @@ fn report(
             .given(given)
             .named(evidence)
             .bases(group.bases.clone())
+            .markdown(if group.envelopes { group.documents.clone() } else { Vec::new() })
+            .records_asked(group.envelopes)
             .new(db);
         crate::tables::refuse_crowded(db, set, deployment)?;
         let report = check_deployment(db, set, deployment);
+        let report = if group.envelopes {
+            std::borrow::Cow::Owned(crate::envelopes::reported(db, set, report, group.documents.len()))
+        } else {
+            std::borrow::Cow::Borrowed(report)
+        };
         let verdict = Summary::of(&report.findings).verdict();
         let allowed = group.allowed;
         failed |= outcome::fails(verdict, allowed);
@@ -297,7 +314,10 @@ fn report(
                 // One log for the whole command: a run per deployment.
                 sarif_runs.push(sarif::Deployment {
                     documents: report.documents.clone(),
-                    findings: report.findings.as_slice(),
+                    findings: match &report {
+                        std::borrow::Cow::Borrowed(r) => std::borrow::Cow::Borrowed(r.findings.as_slice()),
+                        std::borrow::Cow::Owned(r) => std::borrow::Cow::Owned(r.findings.clone()),
+                    },
                     allowed,
                 });
                 continue;
@@ -342,17 +362,9 @@ fn each(
     for path in &args.files {
         open_document(path)?;
     }
-    let mut context = Vec::new();
-    for path in &args.binding {
-        context.push(read_source(path, args.max_document_size)?);
-    }
-    let context: Vec<(Source, Option<Result<Node, SyntaxError>>)> = context
-        .into_iter()
-        .map(|s| {
-            let loaded = s.load();
-            (s, loaded)
-        })
-        .collect();
+    // Queued items checked with their bindings (`--binding`) are one
+    // deployment, never streamed: nothing is read with every file here.
+    let context: Vec<(Source, Option<Result<Node, SyntaxError>>)> = Vec::new();
 
     let window = rayon::current_num_threads().max(1) * IN_FLIGHT_PER_THREAD;
     let allowed = AllowedBy::of(args.allow_unknown, false);
@@ -434,6 +446,7 @@ fn check_one(
         false,
         Some(clock.nanos),
         &invocation.params,
+        false,
     );
     let verdicts = match args.format {
         Format::Json | Format::Human => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),

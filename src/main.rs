@@ -17,6 +17,7 @@ mod compile;
 mod completions;
 mod doc;
 mod documents;
+mod envelopes;
 mod explain;
 mod fmt;
 mod github;
@@ -650,10 +651,24 @@ struct CheckArgs {
     /// (with --format json, one JSON object per line, each with a "file" field).
     #[arg(long)]
     each: bool,
-    /// A document checked with every FILE without being one of them: the
-    /// binding whose surfaces work items (Markdown) resolve against.
-    #[arg(long, value_name = "FILE")]
-    binding: Vec<Utf8PathBuf>,
+    /// The autonomy binding (`.claude/autonomy/binding.json`): the surfaces
+    /// maps and `routines.enabled` that queued items resolve against. Checks
+    /// the FILEs as queued items, as upstream's `check-signal-envelope.mjs`
+    /// does: only the envelope rules run, every file under a FILE folder
+    /// (walked recursively) must carry one marker record, and no record at all
+    /// is a finding. The binding is read, not checked as a whole.
+    #[arg(long, value_name = "AUTONOMY")]
+    binding: Option<Utf8PathBuf>,
+    /// The security binding a queued item's stamped class must trace to
+    /// (`admission.classification.temporal`); bound to the `security` layer.
+    /// Checks the FILEs as queued items, as `--binding` does.
+    #[arg(long, value_name = "SECURITY")]
+    security_binding: Option<Utf8PathBuf>,
+    /// Check the FILEs as queued items (signal envelopes), as upstream's
+    /// `check-signal-envelope.mjs` does, without a binding: implied by
+    /// `--binding` and `--security-binding`.
+    #[arg(long)]
+    envelopes: bool,
     /// Bind a document to a layer of trust of its kind: `--layer security=security.yaml`
     /// (repeatable). Trust comes from the invocation, never from a document: among
     /// several documents of a layered kind, one bound by nothing is of the lowest layer.

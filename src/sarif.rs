@@ -60,7 +60,7 @@ impl Policy<'_> {
 /// findings, and who accepted its UNKNOWN outcomes.
 pub struct Deployment<'a> {
     pub documents: Vec<SourceText>,
-    pub findings: &'a [Finding],
+    pub findings: std::borrow::Cow<'a, [Finding]>,
     pub allowed: Option<AllowedBy>,
 }
 
@@ -71,7 +71,7 @@ pub fn log(db: &Database, policy: Policy<'_>, deployments: &[Deployment<'_>]) ->
 }
 
 fn run(db: &Database, p: Policy<'_>, deployment: &Deployment<'_>) -> Value {
-    let (docs, findings, allowed) = (&deployment.documents[..], deployment.findings, deployment.allowed);
+    let (docs, findings, allowed) = (&deployment.documents[..], &deployment.findings[..], deployment.allowed);
     let set = p.set;
     let policy = &compile_policy(db, set).policy;
     let metas = policy.rule_meta();

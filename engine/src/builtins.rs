@@ -63,6 +63,7 @@ functions! {
     "url_scheme" ["url_scheme(s)"] "the scheme of the URL `url(s)` reads";
     "url_host" ["url_host(s)"] "the host of the URL `url(s)` reads (absent when it has none)";
     "url_path" ["url_path(s)"] "the path of the URL `url(s)` reads";
+    "url_origin" ["url_origin(s)"] "the origin of the URL `url(s)` reads (`https://host:port`; `null` for a scheme without one, such as `file:`)";
     "url_query" ["url_query(s)"] "the query of the URL `url(s)` reads (absent when it has none; `?` alone is an empty query)";
     "url_fragment" ["url_fragment(s)"] "the fragment of the URL `url(s)` reads (absent when it has none)";
     "matches" ["matches(s, \"regex\")"] "whether `s` matches a regular expression (checked when the policy compiles)";

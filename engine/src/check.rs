@@ -28,6 +28,9 @@ pub struct Input<'a> {
     /// it as `evidence`): the file is of the kind selected by `given` that
     /// name, and of no other; `None` for a document chosen by its content.
     pub given: Option<&'a str>,
+    /// Read as a Markdown record whatever the file's name (the targets of
+    /// `grail check --binding`, where every file must carry its marker).
+    pub markdown: bool,
 }
 
 /// A file a document's `ref` field names, as the caller found it.
@@ -183,11 +186,15 @@ pub fn run(
     trace: bool,
     now: Option<i128>,
 ) -> Run {
-    run_with_params(policy, inputs, attachments, bindings, trace, now, &[])
+    run_with_params(policy, inputs, attachments, bindings, trace, now, &[], false)
 }
 
 /// [`run`] with the named parameters of the invocation, which `param("name")`
-/// reads (a parameter not among them is absent).
+/// reads (a parameter not among them is absent). `records_asked`: the
+/// invocation asked for Markdown records (`grail check --binding A TARGET...`),
+/// so finding none is the kind's `empty` finding even when the targets
+/// hold no file at all.
+#[allow(clippy::too_many_arguments)]
 pub fn run_with_params(
     policy: &Policy,
     inputs: &[Input<'_>],
@@ -196,16 +203,17 @@ pub fn run_with_params(
     trace: bool,
     now: Option<i128>,
     params: &[Param],
+    records_asked: bool,
 ) -> Run {
     let mut findings = Vec::new();
     let kinds = policy.documents.len();
-    let mut markdown_inputs = false;
+    let mut markdown_inputs = records_asked;
     // Every input with a kind: (input index, kind, tree).
     let mut parsed: Vec<(usize, DocKindId, Cow<'_, Node>)> = Vec::new();
     // Given documents that are unavailable: (input index, kind, why).
     let mut unavailable_docs: Vec<(usize, DocKindId, String)> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
-        markdown_inputs |= is_markdown(input.path);
+        markdown_inputs |= is_markdown(input.path) || input.markdown;
         if let Some((kind, why)) = unavailable(policy, input) {
             unavailable_docs.push((i, kind, why));
             continue;
@@ -548,7 +556,7 @@ pub(crate) fn parse<'a>(
     if let Some(name) = input.given {
         return given(policy, doc, input, name);
     }
-    if is_markdown(input.path) {
+    if is_markdown(input.path) || input.markdown {
         let Some((kind, def)) =
             policy.documents.iter().enumerate().find(|(_, d)| matches!(d.selector, SelectorDef::Markdown { .. }))
         else {
@@ -738,94 +746,44 @@ fn json_lines<'a>(policy: &Policy, doc: u32, root: &Node) -> Result<Option<(DocK
     Ok(Some((kind, Cow::Owned(Node { span: header.span, kind: NodeKind::Map(fields) }))))
 }
 
-/// The span of the fenced record after the one marker line, or a message and where.
+/// The span of the fenced record bound to the one marker, or a message and where.
 ///
-/// A marker is a line that is exactly the marker: a byte order mark at the
-/// start of the file and white space at the end of the line are ignored,
-/// nothing else. A line inside a fenced code block (```` ``` ```` or `~~~`)
-/// or inside an HTML comment that spans lines is text, never a marker.
+/// As the autonomy plugin's envelope checker reads a queued item: the marker
+/// is found as text, anywhere in the file (in a comment, a code block or a
+/// line of prose alike), and must occur exactly once. After it, white space
+/// (blank lines, an indent) and then the opening fence `` ```json ``, the rest
+/// of that line white space; the record is every line after it up to the
+/// first line that starts with `` ``` ``.
 pub fn extract(text: &str, marker: &str) -> Result<(usize, usize), (String, Span)> {
-    let mut lines = Vec::new();
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        lines.push((at, line));
-        at += line.len();
-    }
-    // Each line as it is compared: without the file's byte order mark, without trailing white space.
-    let bare = |i: usize| {
-        let line = lines[i].1;
-        let line = if i == 0 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
-        line.trim_end()
+    let Some(m) = text.find(marker) else {
+        return Err((format!("no `{marker}` marker record found"), Span::new(0, 0)));
     };
-    let mut markers: Vec<usize> = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut in_comment = false;
-    for i in 0..lines.len() {
-        let line = bare(i);
-        if let Some((c, n)) = fence {
-            if fence_of(line).is_some_and(|(d, m, rest)| d == c && m >= n && rest.trim().is_empty()) {
-                fence = None;
-            }
-            continue;
-        }
-        if in_comment {
-            in_comment = !line.contains("-->");
-            continue;
-        }
-        if line == marker {
-            markers.push(i);
-            continue;
-        }
-        if let Some((c, n, _)) = fence_of(line) {
-            fence = Some((c, n));
-            continue;
-        }
-        // A comment opened on this line and not closed on it runs on.
-        if let Some(open) = line.rfind("<!--") {
-            in_comment = !line[open + 4..].contains("-->");
+    let after = m + marker.len();
+    if let Some(second) = text[after..].find(marker) {
+        let at = after + second;
+        let count = 2 + text[at + marker.len()..].matches(marker).count();
+        return Err((
+            format!("`{marker}` appears {count} times; exactly one marker record is allowed"),
+            Span::new(at, at + marker.len()),
+        ));
+    }
+    let not_followed =
+        || (format!("`{marker}` is not immediately followed by its fenced JSON record (```json)"), Span::new(m, after));
+    let rest = &text[after..];
+    let fence = after + (rest.len() - rest.trim_start().len());
+    let Some(info) = text[fence..].strip_prefix("```json") else { return Err(not_followed()) };
+    // The rest of the fence's line is white space up to a line break; of the
+    // white space that follows, the record starts after the last line break
+    // from which a closing fence is found (a regular expression's backtracking).
+    let blank = &info[..info.len() - info.trim_start().len()];
+    let opened = fence + "```json".len();
+    for (i, _) in blank.match_indices('\n').collect::<Vec<_>>().into_iter().rev() {
+        let start = opened + i + 1;
+        if let Some(close) = text[start..].find("\n```") {
+            return Ok((start, start + close));
         }
     }
-    let line_span = |i: usize| {
-        let (start, line) = lines[i];
-        Span::new(start, start + line.trim_end().len())
-    };
-    match markers.as_slice() {
-        [] => return Err((format!("no `{marker}` line: the file holds no record"), Span::new(0, 0))),
-        [_, second, ..] => {
-            return Err((
-                format!("`{marker}` appears {} times; a work item carries exactly one", markers.len()),
-                line_span(*second),
-            ));
-        }
-        [_] => {}
-    }
-    let m = markers[0];
-    let open = m + 1;
-    let fence = (open < lines.len()).then(|| bare(open));
-    if !fence.is_some_and(|f| f == "```json" || f == "```") {
-        let span = if open < lines.len() { line_span(open) } else { line_span(m) };
-        return Err((format!("`{marker}` is not immediately followed by a fenced record (```json)"), span));
-    }
-    let Some(close) = (open + 1..lines.len()).find(|&i| bare(i) == "```") else {
-        return Err(("the fenced record is never closed with ```".into(), line_span(open)));
-    };
-    let start = lines[open].0 + lines[open].1.len();
-    Ok((start, lines[close].0))
-}
-
-/// A line that opens or closes a fenced code block (CommonMark: at most three
-/// spaces, then three or more backticks or tildes): the character, how many,
-/// and the rest of the line.
-fn fence_of(line: &str) -> Option<(char, usize, &str)> {
-    let body = line.trim_start_matches(' ');
-    if line.len() - body.len() > 3 {
-        return None;
-    }
-    let c = body.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = body.chars().take_while(|x| *x == c).count();
-    let rest = &body[n..];
-    // A backtick fence's info string has no backtick (``` `a` ``` is inline code).
-    (n >= 3 && !(c == '`' && rest.contains('`'))).then_some((c, n, rest))
+    Err(not_followed())
 }
 
 fn resolve<'a>(attachments: &'a [Attachment<'a>], from: usize, path: &str) -> Resolved<'a> {

@@ -149,6 +149,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         findings: Vec::new(),
         overrides: env.overrides,
         checks,
+        open: false,
         keys: Vec::new(),
         bound_subjects: HashMap::new(),
         unique_subjects: HashMap::new(),
@@ -282,6 +283,9 @@ struct Cx<'a, 'r> {
     findings: Vec<Finding>,
     /// The structural rule ids in force for the record being read.
     checks: [Option<&'a CheckDef>; CHECK_KINDS],
+    /// The record being read is open (`on unknown_key allow`, its own or
+    /// an enclosing record's, unless it names an `unknown_key` rule).
+    open: bool,
     /// Enclosing enumeration keys (`C3` of `verification_topology.C3`), innermost last.
     keys: Vec<(EnumId, u32)>,
     /// Per bound rule, each subject checked and its outcome.
@@ -714,6 +718,12 @@ impl Cx<'_, '_> {
     fn record(&mut self, r: RecordId, entries: &[crate::document::Entry], span: Span, path: &str) -> Val {
         let def = &self.policy.records[r as usize];
         let saved = self.checks;
+        let saved_open = self.open;
+        if def.open {
+            self.open = true;
+        } else if def.checks[CHECK_UNKNOWN_KEY].is_some() {
+            self.open = false;
+        }
         for (i, c) in def.checks.iter().enumerate() {
             if let Some(c) = c
                 && self.overrides[i].is_none()
@@ -729,8 +739,9 @@ impl Cx<'_, '_> {
             }
             let Some(fi) = def.field(&e.key) else {
                 let here = join(path, &e.key);
-                // A selector key (`kind`) is part of every document.
-                if path.is_empty() && self.is_selector_key(&e.key) {
+                // A selector key (`kind`) is part of every document; an open
+                // record (`on unknown_key allow`) ignores the keys it does not declare.
+                if self.open || (path.is_empty() && self.is_selector_key(&e.key)) {
                     continue;
                 }
                 let mut message = if path.is_empty() {
@@ -844,6 +855,7 @@ impl Cx<'_, '_> {
             });
         }
         self.checks = saved;
+        self.open = saved_open;
         self.located(ValKind::Record(r, Arc::new(out)), span)
     }
 

@@ -153,6 +153,17 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub named: Vec<NamedDocument>,
+    /// Documents read as Markdown records whatever their names (the targets
+    /// of `grail check --binding A TARGET...`, where every file must carry
+    /// its marker).
+    #[default]
+    #[returns(ref)]
+    pub markdown: Vec<SourceText>,
+    /// The invocation asked for Markdown records: finding none is the kind's
+    /// `empty` finding, even when the targets hold no file.
+    #[default]
+    #[returns(copy)]
+    pub records_asked: bool,
 }
 
 /// A document the caller gives under a name (see [`Deployment::named`]).
@@ -334,7 +345,7 @@ impl Source {
 
     /// The checker's input for this source and its [`Source::load`]ed tree.
     pub fn input<'a>(&'a self, loaded: &'a Option<Result<Node, SyntaxError>>) -> check::Input<'a> {
-        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref(), given: None }
+        check::Input { path: &self.path, text: &self.text, loaded: loaded.as_ref(), given: None, markdown: false }
     }
 }
 
@@ -342,7 +353,7 @@ fn input<'db>(db: &'db dyn salsa::Database, doc: SourceText) -> check::Input<'db
     let path = doc.path(db);
     let loaded =
         if check::is_markdown(path) && doc.read_error(db).is_none() { None } else { Some(load_document(db, doc)) };
-    check::Input { path, text: doc.text(db), loaded, given: None }
+    check::Input { path, text: doc.text(db), loaded, given: None, markdown: false }
 }
 
 /// The paths a document's `ref` fields name; the caller reads them and puts
@@ -403,7 +414,11 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
             Some(Bound { input, layer: b.layer.clone(), by: b.by })
         })
         .collect();
-    let mut inputs: Vec<check::Input<'_>> = documents.iter().map(|d| input(db, *d)).collect();
+    let markdown = deployment.markdown(db);
+    let mut inputs: Vec<check::Input<'_>> = documents
+        .iter()
+        .map(|d| if markdown.contains(d) { check::Input { markdown: true, loaded: None, ..input(db, *d) } } else { input(db, *d) })
+        .collect();
     for n in deployment.named(db) {
         documents.push(n.document);
         inputs.push(check::Input { given: Some(&n.name), ..input(db, n.document) });
@@ -460,6 +475,7 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
         false,
         deployment.now(db),
         deployment.params(db),
+        deployment.records_asked(db),
     );
     let mut findings = run.findings;
     for b in deployment.bases(db) {
@@ -503,7 +519,16 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
 /// The check of a deployment's documents, as `grail check` runs it (no trace).
 fn run_of(db: &dyn salsa::Database, policy: &crate::hir::Policy, deployment: Deployment) -> check::Run {
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    check::run_with_params(policy, &inputs, &attached, &bindings, false, deployment.now(db), deployment.params(db))
+    check::run_with_params(
+        policy,
+        &inputs,
+        &attached,
+        &bindings,
+        false,
+        deployment.now(db),
+        deployment.params(db),
+        deployment.records_asked(db),
+    )
 }
 
 /// The answers of the policy's admission questions for a deployment.

@@ -71,7 +71,7 @@ pub fn explain_with(
     now: Option<i128>,
     params: &[check::Param],
 ) -> Explanation {
-    let run = check::run_with_params(policy, inputs, attachments, bindings, true, now, params);
+    let run = check::run_with_params(policy, inputs, attachments, bindings, true, now, params, false);
     let mut cells = Vec::new();
     for (kind, root) in run.single.iter().enumerate() {
         let Some(root) = root else { continue };

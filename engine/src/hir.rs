@@ -404,6 +404,10 @@ pub struct RecordDef {
     pub fields: Vec<FieldDef>,
     /// Overrides of the document's structural rule ids for keys of this record.
     pub checks: Checks,
+    /// `on unknown_key allow`: a key the record does not declare is no
+    /// finding; nothing reads it.
+    #[serde(default)]
+    pub open: bool,
     pub docs: Vec<String>,
     pub loc: Loc,
 }

@@ -525,6 +525,7 @@ impl Lowerer {
                 identity: None,
                 fields: Vec::new(),
                 checks: Default::default(),
+                open: false,
                 docs,
                 loc: Loc { file: *f, span },
             });
@@ -550,10 +551,12 @@ impl Lowerer {
                 }
                 lowered.push(self.field(field, *f));
             }
+            let open = checks.iter().any(|c| c.allow);
             let checks = self.checks(checks, *f);
             let rec = &mut self.policy.records[id];
             rec.fields = lowered;
             rec.checks = checks;
+            rec.open = open;
             if let Some(r) = r
                 && let Some(ident) = &r.identity
             {
@@ -668,6 +671,24 @@ impl Lowerer {
     fn checks(&mut self, checks: &[ast::CheckRule], file: u32) -> Checks {
         let mut out: Checks = Default::default();
         for c in checks {
+            if c.allow {
+                let loc = Loc { file, span: c.span };
+                if c.kind != ast::CheckKind::UnknownKey {
+                    self.error(
+                        "missing-check",
+                        loc,
+                        format!("`on {} allow`: only unknown keys can be allowed", c.kind.keyword()),
+                    )
+                    .help = Some(format!("name the rule that reports them: `on {} rule <id>`", c.kind.keyword()));
+                } else if checks.iter().any(|o| o.kind == c.kind && !o.allow) {
+                    self.error(
+                        "duplicate-name",
+                        loc,
+                        "`on unknown_key` both names a rule and allows the keys".to_string(),
+                    );
+                }
+                continue;
+            }
             let i = match c.kind {
                 ast::CheckKind::Syntax => CHECK_SYNTAX,
                 ast::CheckKind::DuplicateKey => CHECK_DUPLICATE_KEY,
@@ -693,8 +714,9 @@ impl Lowerer {
     fn document(&mut self, d: &ast::DocumentDecl, file: u32, record: RecordId) {
         let loc = Loc { file, span: d.name.span };
         let checks = self.policy.records[record as usize].checks.clone();
+        let open = self.policy.records[record as usize].open;
         for (i, kind) in ["syntax", "duplicate_key", "unknown_key", "type"].iter().enumerate() {
-            if checks[i].is_none() {
+            if checks[i].is_none() && !(open && i == CHECK_UNKNOWN_KEY) {
                 self.error(
                     "missing-check",
                     loc,

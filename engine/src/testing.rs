@@ -357,7 +357,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     // The files some member names through a `ref` are attachments, not documents.
     let mut named: Vec<(usize, String, String)> = Vec::new();
     for (i, f) in members.iter().enumerate() {
-        let input = Input { path: f.path, text: f.text, loaded: loaded[i].as_ref(), given: None };
+        let input = Input { path: f.path, text: f.text, loaded: loaded[i].as_ref(), given: None, markdown: false };
         let folder = f.path.rsplit_once('/').map_or("", |(d, _)| d);
         for r in check::references(policy, &input) {
             let target = normalise(&format!("{folder}/{r}")).unwrap_or_default();
@@ -368,7 +368,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         (0..members.len()).filter(|i| !named.iter().any(|(_, _, t)| t == members[*i].path)).collect();
     let inputs: Vec<Input<'_>> = documents
         .iter()
-        .map(|&i| Input { path: members[i].path, text: members[i].text, loaded: loaded[i].as_ref(), given: None })
+        .map(|&i| Input { path: members[i].path, text: members[i].text, loaded: loaded[i].as_ref(), given: None, markdown: false })
         .collect();
     let mut extra: Vec<(String, Result<Node, SyntaxError>)> = Vec::new();
     for (_, _, target) in &named {
@@ -417,7 +417,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Some(Bound { input, layer, by: BoundBy::Flag })
         })
         .collect();
-    let mut findings = check::run_with_params(policy, &inputs, &attachments, &bindings, false, now, &params).findings;
+    let mut findings = check::run_with_params(policy, &inputs, &attachments, &bindings, false, now, &params, false).findings;
     let manifest = case.files.iter().find(|p| p.rsplit('/').next() == Some(BASE_FILE));
     let folder = manifest.and_then(|p| p.rsplit_once('/')).map_or("", |(d, _)| d);
     for (new, old) in &bases {
@@ -427,7 +427,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         };
         let Some(f) = file(files, old) else { continue };
         let loaded = load(f);
-        let previous = Input { path: f.path, text: f.text, loaded: loaded.as_ref(), given: None };
+        let previous = Input { path: f.path, text: f.text, loaded: loaded.as_ref(), given: None, markdown: false };
         findings.extend(crate::change::compare(policy, &inputs[i], i, &previous));
     }
     Ok(findings)

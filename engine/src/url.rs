@@ -21,17 +21,22 @@ pub enum UrlPart {
     Query,
     /// `url_fragment(s)`: the fragment without its `#`, absent when there is none.
     Fragment,
+    /// `url_origin(s)`: scheme, host and port as the URL Standard serialises
+    /// an origin (`https://tracker.example`); `null` for a scheme without
+    /// one (`file:`, `s3:`), so compare hosts too where that matters.
+    Origin,
 }
 
 impl UrlPart {
     /// Every builtin of the family, by name.
-    pub const ALL: [(&'static str, UrlPart); 6] = [
+    pub const ALL: [(&'static str, UrlPart); 7] = [
         ("url", UrlPart::Whole),
         ("url_scheme", UrlPart::Scheme),
         ("url_host", UrlPart::Host),
         ("url_path", UrlPart::Path),
         ("url_query", UrlPart::Query),
         ("url_fragment", UrlPart::Fragment),
+        ("url_origin", UrlPart::Origin),
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +63,7 @@ pub fn url_part(s: &str, part: UrlPart) -> Result<Option<String>, NotAUrl> {
         UrlPart::Path => Some(u.path().to_string()),
         UrlPart::Query => u.query().map(str::to_string),
         UrlPart::Fragment => u.fragment().map(str::to_string),
+        UrlPart::Origin => Some(u.origin().ascii_serialization()),
     })
 }
 
@@ -78,6 +84,9 @@ mod tests {
         assert_eq!(url_part(u, UrlPart::Query), Ok(None));
         assert_eq!(url_part("https://a.example/?", UrlPart::Query).unwrap().as_deref(), Some(""));
         assert_eq!(url_part("https://a.example/#x", UrlPart::Fragment).unwrap().as_deref(), Some("x"));
+        assert_eq!(url_part(u, UrlPart::Origin).unwrap().as_deref(), Some("https://tracker.example"));
+        assert_eq!(url_part("https://a.example:8443/x", UrlPart::Origin).unwrap().as_deref(), Some("https://a.example:8443"));
+        assert_eq!(url_part("s3://bucket/runs", UrlPart::Origin).unwrap().as_deref(), Some("null"));
         // A URL without a host has decidedly none; a text that is no URL is unknown.
         assert_eq!(url_part("mailto:a@b.example", UrlPart::Host), Ok(None));
         assert_eq!(url_part("mailto:a@b.example", UrlPart::Scheme), Ok(Some("mailto".into())));

@@ -161,7 +161,10 @@ impl CheckKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckRule {
     pub kind: CheckKind,
+    /// The rule that reports the findings (empty for `allow`).
     pub rule: Name,
+    /// `on unknown_key allow`: no finding; the keys the record does not declare are ignored.
+    pub allow: bool,
     pub span: Span,
 }
 

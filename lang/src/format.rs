@@ -893,8 +893,11 @@ fn wrap(widths: &[usize], room: usize, target: usize) -> Vec<std::ops::Range<usi
     lines
 }
 
-/// `on KIND rule ID`.
+/// `on KIND rule ID`, or `on KIND allow`.
 fn check<'f>(c: &CheckRule) -> Member<'f> {
+    if c.allow {
+        return Member::Line(c.span, format!("on {} allow", c.kind.keyword()));
+    }
     Member::Line(c.span, format!("on {} rule {}", c.kind.keyword(), c.rule.text))
 }
 

@@ -466,8 +466,13 @@ impl Builder {
             Some("change") => CheckKind::Change,
             _ => CheckKind::Type,
         };
-        let rule = self.name(it.next().expect("rule id"));
-        CheckRule { kind, rule, span }
+        let next = it.next().expect("rule id or allow");
+        if next.as_rule() == Rule::check_allow {
+            let rule = Name { text: String::new(), span: self.span(&next) };
+            return CheckRule { kind, rule, allow: true, span };
+        }
+        let rule = self.name(next);
+        CheckRule { kind, rule, allow: false, span }
     }
 
     fn record_decl(&self, pair: Pair<'_, Rule>) -> RecordDecl {

@@ -63,7 +63,7 @@ fn still_there(findings: &[Finding], finding: &Finding) -> Option<Finding> {
 /// Checks a text as the document `path`, on its own.
 fn recheck(policy: &Policy, path: &str, text: &str, format: Format) -> Vec<Finding> {
     let loaded = document::load(text, format, &Limits::default());
-    check::check(policy, &[Input { path, text, loaded: Some(&loaded), given: None }], &[])
+    check::check(policy, &[Input { path, text, loaded: Some(&loaded), given: None, markdown: false }], &[])
 }
 
 impl Cx<'_> {
@@ -148,7 +148,7 @@ impl Cx<'_> {
         let loaded = Ok(self.root.clone());
         let run = check::run(
             self.policy,
-            &[Input { path: self.path, text: self.text, loaded: Some(&loaded), given: None }],
+            &[Input { path: self.path, text: self.text, loaded: Some(&loaded), given: None, markdown: false }],
             &[],
             &[],
             false,
