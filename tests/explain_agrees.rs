@@ -126,7 +126,7 @@ proptest! {
             .iter()
             .zip(&loaded)
             .zip(&paths)
-            .map(|((text, loaded), path)| Input { path, text, loaded: Some(loaded), given: None })
+            .map(|((text, loaded), path)| Input { path, text, loaded: Some(loaded), given: None, markdown: false })
             .collect();
         // Each document bound to the layer it was written for, as `--layer` binds it.
         let bindings: Vec<Bound> = docs

@@ -526,7 +526,7 @@ pub fn grail_policy() -> Arc<Policy> {
 /// Loads and checks one JSON binding on the non-incremental fast path.
 pub fn grail_check(policy: &Policy, text: &str) -> Vec<Finding> {
     let loaded = document::load(text, Format::Json, &Limits::default());
-    check::check(policy, &[Input { path: PATH, text, loaded: Some(&loaded), given: None }], &[])
+    check::check(policy, &[Input { path: PATH, text, loaded: Some(&loaded), given: None, markdown: false }], &[])
 }
 
 /// (rule, subject, outcome) of a finding.
