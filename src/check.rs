@@ -265,8 +265,9 @@ pub(crate) fn report(
                 );
                 with_layers(&mut body, &report.layers, |i| path_of(&report.documents, i));
                 text.push_str(&body);
-                // As upstream's checker prints them: the verdicts of a check that did not fail.
-                if Summary::of(&report.findings).verdict() != Outcome::Fail {
+                // As upstream's checker prints them: the verdicts of a check that did not
+                // fail (the envelope mode's bindings are read, not judged: none).
+                if Summary::of(&report.findings).verdict() != Outcome::Fail && !group.envelopes {
                     let tables = grail_engine::db::table_deployment(db, set, deployment);
                     text.push_str(&verdict_lines(&grail_engine::table::verdicts(tables)));
                 }
@@ -286,7 +287,7 @@ pub(crate) fn report(
                     verdicts: Some(grail_engine::table::verdicts(grail_engine::db::table_deployment(
                         db, set, deployment,
                     )))
-                    .filter(|v| !v.is_empty()),
+                    .filter(|v| !v.is_empty() && !group.envelopes),
                 };
                 let (policy, docs) = (render::Texts::policy(db, set), render::Texts::sources(db, &report.documents));
                 render::json_text(&policy, &docs, &report.findings, added, !one_line_each)

@@ -141,8 +141,8 @@ module.exports = grammar({
           "claim",
           "change",
         ),
-        "rule",
-        $.rule_id,
+        // `on unknown_key allow`: the record is open; keys it does not declare are read by nothing.
+        choice(seq("rule", $.rule_id), "allow"),
       ),
 
     forbid: ($) => seq("forbid", "key", $.string, "anywhere", "rule", $.rule_id),

@@ -338,6 +338,21 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
                 ExprKind::In(a, b) => vec![a, b],
                 _ => return,
             };
+            // A value compared with its own normal form (`url(p) == p`,
+            // `trim_suffix(p, "/") == p`) tests that it is canonical: that
+            // is the point, not an identity compared raw.
+            let normal_of = |x: &Expr| match &x.kind {
+                ExprKind::Lower(y) | ExprKind::TrimSuffix(y, _) | ExprKind::Trim(y) | ExprKind::Url(_, y) => {
+                    Some(y.text.clone())
+                }
+                _ => None,
+            };
+            if let [a, b] = sides.as_slice()
+                && matches!(e.kind, ExprKind::Compare(..))
+                && (normal_of(a).as_ref() == Some(&b.text) || normal_of(b).as_ref() == Some(&a.text))
+            {
+                return;
+            }
             // Comparing with the empty string tests emptiness, not identity.
             let empty = |x: &Expr| matches!(&x.kind, ExprKind::Lit(v) if matches!(&v.kind, crate::value::ValKind::Str(s) if s.is_empty()));
             if sides.iter().any(|x| empty(x)) {

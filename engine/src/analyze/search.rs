@@ -709,7 +709,7 @@ impl Search<'_> {
         let id = &self.units[u].member.id;
         let fail_findings = self.check(&fail);
         let pass_findings = self.check(&pass);
-        let mine: Vec<&Finding> = pass_findings.iter().filter(|f| f.rule == *id).collect();
+        let mine: Vec<&Finding> = own(self.policy, id, &pass_findings);
         let passes = mine.iter().any(|f| f.outcome == Outcome::Pass)
             && !mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
         let problem = if !fail_findings.iter().any(|f| f.rule == *id && f.outcome == want) {
@@ -871,6 +871,14 @@ pub struct Differential {
 /// assignment: FAIL or UNKNOWN somewhere (`bad`), the declared violation
 /// (`fires`), a PASS somewhere (`passes`). Types hold in every sample (the
 /// analysis assumes them too); floors, ceilings and rules are free.
+/// The findings of the rule `id` itself: a structural check that names the
+/// same id (a field's `invalid rule ID`) reports the document's text, which
+/// the encoding does not state.
+fn own<'f>(policy: &Policy, id: &str, findings: &'f [Finding]) -> Vec<&'f Finding> {
+    let loc = policy.rules.iter().find(|r| r.id == id).map(|r| r.loc);
+    findings.iter().filter(|f| f.rule == id && (loc.is_none() || f.policy == loc)).collect()
+}
+
 pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) -> Differential {
     let mut s = Search::new(policy, bounds);
     let mut out = Differential { samples, ..Differential::default() };
@@ -915,7 +923,7 @@ pub fn differential(policy: &Policy, bounds: Bounds, seed: u64, samples: usize) 
         out.compared += 1;
         let findings = s.check(&documents);
         for (id, us) in &ids {
-            let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == *id).collect();
+            let mine: Vec<&Finding> = own(s.policy, id, &findings);
             let checked_bad = mine.iter().any(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown));
             let checked_pass = mine.iter().any(|f| f.outcome == Outcome::Pass);
             *out.bad.entry(id.clone()).or_default() += usize::from(checked_bad);
