@@ -67,7 +67,7 @@ fn run(db: &Database, set: PolicySet, case: &Case, counts: &mut Counts) {
 /// today (its dispatch answer waits for evidence it does not verify yet):
 /// Cedar must deny them too, and once one allows, this list loses it and the
 /// question is covered both ways like the others.
-const DENIED_EVERYWHERE: [&str; 1] = ["admission.dispatch"];
+const DENIED_EVERYWHERE: [&str; 2] = ["admission.dispatch", "admission.dispatch_item"];
 
 #[test]
 fn cedar_agrees_with_grail_on_every_admission_question() {
