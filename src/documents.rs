@@ -50,6 +50,7 @@ pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: 
             out.push(read_stdin(db, limit)?);
         } else if path.is_dir() {
             let folder = read_folder(db, path, limit)?;
+            let folder = without_strangers(db, set, folder);
             let attached: HashSet<std::path::PathBuf> = attachments(db, set, &folder, None)
                 .into_iter()
                 .filter_map(|a| a.read.ok())
@@ -72,7 +73,57 @@ pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: 
     Ok(out)
 }
 
-/// The documents directly in a folder, in name order.
+/// A folder's documents less the files that are no document of the policy,
+/// each said on standard error with the reason (never silently): a Markdown
+/// file without the record kind's marker (a `README.md`), a JSON or YAML
+/// document no kind selects. A file that is malformed stays: its finding is
+/// the check's. (`grail check --envelopes`, where every file must carry its
+/// marker, reads its folders otherwise: `envelopes.rs`.)
+fn without_strangers(db: &Database, set: PolicySet, folder: Vec<SourceText>) -> Vec<SourceText> {
+    let compiled = grail_engine::db::compile_policy(db, set);
+    let markers: Vec<&str> = compiled
+        .policy
+        .documents
+        .iter()
+        .filter_map(|d| match &d.selector {
+            grail_engine::hir::SelectorDef::Markdown { marker, .. } => Some(marker.as_str()),
+            _ => None,
+        })
+        .collect();
+    folder
+        .into_iter()
+        .filter(|doc| {
+            if doc.read_error(db).is_some() || grail_engine::db::document_layers(db, set, *doc).is_some() {
+                return true;
+            }
+            let path = doc.path(db);
+            let why = if grail_engine::check::is_markdown(path) {
+                let text = doc.text(db);
+                match markers.as_slice() {
+                    [] => Some("a Markdown file, and the policy reads no Markdown record".to_string()),
+                    ms if !ms.iter().any(|m| text.contains(m)) => {
+                        Some(format!("no `{}` marker: not a queued item", ms.join("` or `")))
+                    }
+                    _ => None,
+                }
+            } else {
+                grail_engine::db::load_document(db, *doc)
+                    .is_ok()
+                    .then(|| "no document kind of the policy selects it".to_string())
+            };
+            match why {
+                Some(why) => {
+                    eprintln!("skipped `{path}`: {why}");
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect()
+}
+
+/// The documents directly in a folder, in name order; the other files are
+/// said on standard error, skipped.
 fn read_folder(db: &Database, dir: &Utf8Path, limit: u64) -> Result<Vec<SourceText>, Fatal> {
     let cannot = |e: std::io::Error| Fatal(format!("cannot read folder `{dir}`: {}", lower_first(&e.to_string())));
     let mut paths: Vec<Utf8PathBuf> = Vec::new();
@@ -80,6 +131,10 @@ fn read_folder(db: &Database, dir: &Utf8Path, limit: u64) -> Result<Vec<SourceTe
         let path = entry.map_err(cannot)?.into_path();
         if path.is_file() && path.extension().is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e)) {
             paths.push(path);
+        } else if path.is_file() {
+            eprintln!(
+                "skipped `{path}`: not a document (grail reads `.json`, `.jsonl`, `.yaml`, `.yml` and `.md` files)"
+            );
         }
     }
     paths.sort();

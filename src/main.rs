@@ -712,7 +712,10 @@ struct CheckArgs {
     invocation: InvocationArgs,
     /// The documents to check: bindings and histories (JSON or YAML), work
     /// items (Markdown); a folder stands for the documents directly in it
-    /// (less the files they attach), `-` for standard input. None (and no
+    /// (less the files they attach; a file that is no document of the policy,
+    /// such as a `README.md` without a marker, is said and skipped), `-` for
+    /// standard input. With `--envelopes` (or `--binding`), the queued items:
+    /// a folder is walked recursively and every file in it is an item. None (and no
     /// `--layer`): the deployments of the workspace file `grail.toml` in the
     /// working directory or its parents, with its policy.
     #[arg(value_name = "FILE")]

@@ -118,6 +118,28 @@ pub fn violation_outcome(policy: &Policy, rule: &str) -> Outcome {
     if declares_unknown { Outcome::Unknown } else { Outcome::Fail }
 }
 
+/// Whether a file or folder name under `tests/<rule>/` names a case.
+fn is_case_name(stem: &str) -> bool {
+    stem == "fail" || stem == "pass" || stem.starts_with("fail-") || stem.starts_with("pass-")
+}
+
+/// The files under `tests/<rule>/` that name no case (`failing.yaml`, a
+/// folder `ok/`): never silently left out, each is a problem of the run.
+pub fn misnamed(files: &[File<'_>]) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for f in files {
+        let Some(rest) = f.path.strip_prefix("tests/") else { continue };
+        let mut parts = rest.splitn(3, '/');
+        let (Some(rule), Some(name)) = (parts.next(), parts.next()) else { continue };
+        let folder = parts.next().is_some();
+        let stem = if folder { name } else { name.rsplit_once('.').map_or(name, |(stem, _)| stem) };
+        if !is_case_name(stem) {
+            out.insert(format!("tests/{rule}/{name}{}", if folder { "/" } else { "" }));
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Finds the cases among a policy folder's files.
 pub fn discover(files: &[File<'_>]) -> Vec<Case> {
     let mut cases: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -134,7 +156,7 @@ pub fn discover(files: &[File<'_>]) -> Vec<Case> {
                 None => continue,
             },
         };
-        if !(stem == "fail" || stem == "pass" || stem.starts_with("fail-") || stem.starts_with("pass-")) {
+        if !is_case_name(&stem) {
             continue;
         }
         cases.entry((rule.to_string(), stem)).or_default().push(f.path.to_string());
@@ -183,6 +205,11 @@ pub fn run(policy: &Policy, rules: &[String], files: &[File<'_>], now: Option<i1
     }
     for rule in unknown_rules {
         report.problems.push(format!("tests/{rule}/ names no rule of the policy"));
+    }
+    for path in misnamed(files) {
+        report.problems.push(format!(
+            "{path} is no case: a case is a file or folder named `fail`, `pass`, `fail-NAME` or `pass-NAME` (the twins of a pair)"
+        ));
     }
     for case in cases.iter().filter(|c| c.fires) {
         let twin_name = case.name.replacen("fail", "pass", 1);
@@ -447,12 +474,30 @@ fn twin_distance(a: &Case, b: &Case, files: &[File<'_>]) -> usize {
     names.iter().map(|n| differing_lines(text(a, n), text(b, n))).sum()
 }
 
-/// The lines that differ after the common first and last lines, on the longer side.
+/// How many lines differ between two texts, on the longer side: the lines
+/// outside their longest common subsequence (two changed lines far apart are
+/// two, not the span between them). Past 4,000 lines between the common
+/// first and last lines, the span itself.
 pub fn differing_lines(a: &str, b: &str) -> usize {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    (a.len() - prefix - suffix).max(b.len() - prefix - suffix)
+    let (a, b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    if a.len().max(b.len()) > 4000 {
+        return a.len().max(b.len());
+    }
+    // The longest common subsequence, one row at a time.
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y { diagonal + 1 } else { above.max(row[j]) };
+            diagonal = above;
+        }
+    }
+    let common = row[b.len()];
+    (a.len() - common).max(b.len() - common)
 }
 
 #[cfg(test)]
@@ -463,7 +508,10 @@ mod tests {
     fn twins_one_line_apart() {
         assert_eq!(differing_lines("a\nb\nc\n", "a\nB\nc\n"), 1);
         assert_eq!(differing_lines("a\nc\n", "a\nb\nc\n"), 1);
-        assert_eq!(differing_lines("a\nb\nc\n", "x\nb\ny\n"), 3);
+        assert_eq!(differing_lines("a\nb\nc\n", "x\nb\ny\n"), 2);
+        // Two changed lines far apart are two, not the span between them.
+        assert_eq!(differing_lines("a\nX\nc\nd\ne\nY\nf\n", "a\nx\nc\nd\ne\ny\nf\n"), 2);
+        assert_eq!(differing_lines("a\nb\n", "a\nb\n"), 0);
     }
 
     #[test]
