@@ -24,6 +24,7 @@ use grail_engine::{Database, PolicySet, SourceText};
 
 pub use grail_engine::workspace_file::FILE_NAME;
 
+pub mod foreign;
 pub mod params;
 pub mod read;
 
