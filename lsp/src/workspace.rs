@@ -8,6 +8,10 @@
 //! by the same code (`grail_workspace`), so that the editor and CI agree.
 //! Without one, the policy is the shipped library and every open `.json`,
 //! `.yaml`, `.yml` or marked Markdown file is checked alone.
+//!
+//! Either way a document is judged only when it is grail's ([`Owner`]):
+//! named by a deployment, or picked by a kind of the policy and claimed by
+//! no well-known format (`grail_workspace::foreign`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
