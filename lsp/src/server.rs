@@ -302,6 +302,7 @@ impl LanguageServer for Backend {
         let changed = self.guarded("didClose", |ws| ws.close(&uri)).await.unwrap_or(Changed::Nothing);
         if let Changed::Document(uri) = &changed {
             // A closed document is no longer checked: clear what was shown.
+            self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(uri);
             self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;
         } else {
             self.publish(changed).await;
