@@ -6,11 +6,23 @@
 //! cluster per key, holding a node per entry of each list of identified
 //! records inside (the slots), labelled with its scalar fields (the roles),
 //! and an edge for every field whose values name the identity of another
-//! entry of the same list (the distinctness relations); the FAILs and
-//! UNKNOWNs whose subject is that key are drawn in it (what is missing).
+//! entry of the same list (the distinctness relations), labelled with the
+//! field's name read as words, a trailing `from` left to the arrow
+//! (`distinct_model_from` is "distinct model"); the FAILs and UNKNOWNs whose
+//! subject is that key are drawn in it (what is missing), with a dotted red
+//! edge to each entry a finding is about: one its location or the values
+//! its rule was judging lie in, or one its subject names by identity
+//! (`verification_topology.C4[reviewer-a, reviewer-b]`).
 //! For a layered deployment, a cluster of its layers: an edge from each layer
 //! to every effective value it set, and a dashed red one to every value it
 //! tried to set and was refused.
+//!
+//! The SVG is laid out here: nodes in columns by the longest chain of edges
+//! inside their cluster, each edge label put at the first place along its
+//! edge (then above or below it) where its box overlaps no node, no cluster
+//! title and no other label. A box is estimated from the font size and the
+//! characters ([`text_width`]); `tests/commands.rs` estimates every label of
+//! the example organisation's drawing the same way and finds no two overlapping.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -44,11 +56,23 @@ struct Cluster {
     nodes: Vec<Node>,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EdgeKind {
+    /// A field of an entry naming another entry (`distinct_model_from`).
+    Relation,
+    /// A layer set a value.
+    Sets,
+    /// A layer tried to set a value and was refused.
+    Refused,
+    /// A finding is about an entry: unlabelled, dotted.
+    About,
+}
+
 struct Edge {
     from: String,
     to: String,
     label: String,
-    refused: bool,
+    kind: EdgeKind,
 }
 
 #[derive(Default)]
@@ -155,10 +179,10 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Fatal> {
             let problem = c.demoted.is_some() || !c.refused.is_empty();
             values.push(Node { id: id.clone(), lines, style: if problem { Style::Problem } else { Style::Plain } });
             if let Some(from) = setter {
-                graph.edges.push(Edge { from, to: id.clone(), label: "sets".into(), refused: false });
+                graph.edges.push(Edge { from, to: id.clone(), label: "sets".into(), kind: EdgeKind::Sets });
             }
             for from in refusers {
-                graph.edges.push(Edge { from, to: id.clone(), label: "refused".into(), refused: true });
+                graph.edges.push(Edge { from, to: id.clone(), label: "refused".into(), kind: EdgeKind::Refused });
             }
         }
         layer_nodes.extend(values);
@@ -185,6 +209,15 @@ fn scalar(policy: &Policy, v: &Val) -> Option<String> {
     }
 }
 
+/// An entry of a list of identified records drawn as a node (a slot).
+struct Entry {
+    id: String,
+    /// Its identity, as shown.
+    name: String,
+    /// Where the entry is, to know which findings point into it.
+    at: Option<(u32, grail_lang::ast::Span)>,
+}
+
 /// The clusters of one document's maps of records keyed by an enumeration.
 fn topology(
     policy: &Policy,
@@ -205,6 +238,7 @@ fn topology(
             let key = key.display(policy);
             let mut nodes = Vec::new();
             let mut settings = Vec::new();
+            let mut drawn: Vec<Entry> = Vec::new();
             for (f, v) in inner.fields.iter().zip(inner_fields) {
                 if let Some(s) = scalar(policy, v) {
                     settings.push(format!("{}: {s}", f.name));
@@ -220,7 +254,9 @@ fn topology(
                 for item in items.iter() {
                     let ValKind::Record(_, values) = &item.kind else { continue };
                     let Some(name) = values.get(identity).and_then(|x| scalar(policy, x)) else { continue };
-                    entry_ids.push((fresh(), name, values.as_ref().clone()));
+                    let id = fresh();
+                    drawn.push(Entry { id: id.clone(), name: name.clone(), at: item.origin.document_span() });
+                    entry_ids.push((id, name, values.as_ref().clone()));
                 }
                 for (id, name, values) in &entry_ids {
                     let mut lines = vec![name.clone()];
@@ -242,8 +278,8 @@ fn topology(
                                 graph.edges.push(Edge {
                                     from: id.clone(),
                                     to: to.clone(),
-                                    label: fd.name.clone(),
-                                    refused: false,
+                                    label: relation_label(&fd.name),
+                                    kind: EdgeKind::Relation,
                                 });
                                 lines.retain(|l| !l.starts_with(&format!("{}: ", fd.name)));
                             }
@@ -257,16 +293,51 @@ fn topology(
             }
             let subject = format!("{}.{key}", def.name);
             for f in findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
-                if f.subject == subject || f.subject.starts_with(&format!("{subject}.")) {
-                    let word = if f.outcome == Outcome::Fail { "FAIL" } else { "UNKNOWN" };
-                    let mut lines = vec![format!("{word} {}", f.rule)];
-                    lines.extend(wrap(&f.message, 48));
-                    nodes.push(Node { id: fresh(), lines, style: Style::Problem });
+                let Some(rest) = f.subject.strip_prefix(&subject) else { continue };
+                if !(rest.is_empty() || rest.starts_with(['.', '['])) {
+                    continue;
                 }
+                let word = if f.outcome == Outcome::Fail { "FAIL" } else { "UNKNOWN" };
+                let mut lines = vec![format!("{word} {}", f.rule)];
+                lines.extend(wrap(&f.message, 48));
+                let id = fresh();
+                for e in drawn.iter().filter(|e| is_about(f, rest, e)) {
+                    graph.edges.push(Edge {
+                        from: id.clone(),
+                        to: e.id.clone(),
+                        label: String::new(),
+                        kind: EdgeKind::About,
+                    });
+                }
+                nodes.push(Node { id, lines, style: Style::Problem });
             }
             graph.clusters.push(Cluster { label: format!("{} {key}", def.name), nodes });
         }
     }
+}
+
+/// A relation's label: its field's name read as words, without a trailing
+/// `from`, which the arrow says (`distinct_model_from` is "distinct model").
+fn relation_label(field: &str) -> String {
+    let words: Vec<&str> = field.split('_').filter(|w| !w.is_empty()).collect();
+    match words.split_last() {
+        Some((&"from", rest)) if !rest.is_empty() => rest.join(" "),
+        _ => words.join(" "),
+    }
+}
+
+/// Whether finding `f` is about entry `e`: where it points, or a value its
+/// rule was judging, lies in the entry; or `rest`, its subject below the
+/// cluster's key, names the entry's identity in a `[...]` segment.
+fn is_about(f: &grail_engine::Finding, rest: &str, e: &Entry) -> bool {
+    let inside = |(doc, span): (u32, grail_lang::ast::Span)| {
+        e.at.is_some_and(|(d, at)| d == doc && at.start <= span.start && span.end <= at.end)
+    };
+    let spans = f.location.into_iter().chain(f.bound.iter().copied()).chain(f.labels.iter().map(|(d, s, _)| (*d, *s)));
+    if spans.into_iter().any(inside) {
+        return true;
+    }
+    rest.split('[').skip(1).filter_map(|seg| seg.split(']').next()).any(|seg| seg.split(", ").any(|n| n == e.name))
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -311,8 +382,14 @@ fn dot(g: &Graph) -> String {
         out.push_str("  }\n");
     }
     for e in &g.edges {
-        let style = if e.refused { ", style=dashed, color=\"#c62828\"" } else { "" };
-        let _ = writeln!(out, "  {} -> {} [label={}{style}];", e.from, e.to, dot_string(&e.label));
+        let style = match e.kind {
+            EdgeKind::Relation | EdgeKind::Sets => "",
+            EdgeKind::Refused => ", style=dashed, color=\"#c62828\"",
+            EdgeKind::About => ", style=dotted, color=\"#c62828\"",
+        };
+        let label = if e.label.is_empty() { String::new() } else { format!("label={}", dot_string(&e.label)) };
+        let sep = if label.is_empty() { style.trim_start_matches(", ") } else { style };
+        let _ = writeln!(out, "  {} -> {} [{label}{sep}];", e.from, e.to);
     }
     out.push_str("}\n");
     out
@@ -343,8 +420,23 @@ fn mermaid(g: &Graph) -> String {
         out.push_str("  end\n");
     }
     for e in &g.edges {
-        let arrow = if e.refused { "-.->" } else { "-->" };
-        let _ = writeln!(out, "  {} {arrow}|\"{}\"| {}", e.from, mermaid_text(&e.label), e.to);
+        let arrow = if matches!(e.kind, EdgeKind::Refused | EdgeKind::About) { "-.->" } else { "-->" };
+        if e.label.is_empty() {
+            let _ = writeln!(out, "  {} {arrow} {}", e.from, e.to);
+        } else {
+            let _ = writeln!(out, "  {} {arrow}|\"{}\"| {}", e.from, mermaid_text(&e.label), e.to);
+        }
+    }
+    // Refused values and what findings are about, red as in the other formats.
+    let red: Vec<String> = g
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.kind, EdgeKind::Refused | EdgeKind::About))
+        .map(|(i, _)| i.to_string())
+        .collect();
+    if !red.is_empty() {
+        let _ = writeln!(out, "  linkStyle {} stroke:#c62828", red.join(","));
     }
     out.push_str("  classDef settings fill:#eef3fb,stroke:#5472a8\n  classDef problem fill:#fde8e8,stroke:#c62828\n  classDef layer fill:#e8f5e9,stroke:#2e7d32\n");
     for (class, ids) in classes {
@@ -355,45 +447,189 @@ fn mermaid(g: &Graph) -> String {
 
 // ------------------------------------------------------------------ SVG
 
-const CHAR_W: f64 = 7.0;
+/// The font size of nodes' and clusters' text, and of edge labels.
+const FONT: f64 = 12.0;
+const EDGE_FONT: f64 = 10.0;
 const LINE_H: f64 = 16.0;
 const PAD: f64 = 8.0;
 const GAP_X: f64 = 70.0;
 const GAP_Y: f64 = 18.0;
 
+/// The width a text is given: 0.6 em per character, more than the average
+/// character of Helvetica or Arial takes (bold included), so that a box
+/// holds its text. The layout and the test of overlaps estimate alike.
+fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.6
+}
+
+/// An axis-aligned box.
+#[derive(Clone, Copy)]
+struct Rect {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Rect {
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    /// The box of a text whose baseline is at `y`, starting at `x` or centred
+    /// on it: from one em above the baseline to a quarter em below it.
+    fn of_text(x: f64, y: f64, text: &str, size: f64, centred: bool) -> Rect {
+        let w = text_width(text, size);
+        let x0 = if centred { x - w / 2.0 } else { x };
+        Rect { x0, y0: y - size, x1: x0 + w, y1: y + size * 0.25 }
+    }
+}
+
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// A cubic Bézier curve: an edge's path.
+struct Curve([(f64, f64); 4]);
+
+impl Curve {
+    fn at(&self, t: f64) -> (f64, f64) {
+        let [a, b, c, d] = self.0;
+        let u = 1.0 - t;
+        let (k0, k1, k2, k3) = (u * u * u, 3.0 * u * u * t, 3.0 * u * t * t, t * t * t);
+        (k0 * a.0 + k1 * b.0 + k2 * c.0 + k3 * d.0, k0 * a.1 + k1 * b.1 + k2 * c.1 + k3 * d.1)
+    }
+
+    fn path(&self) -> String {
+        let [a, b, c, d] = self.0;
+        format!("M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}", a.0, a.1, b.0, b.1, c.0, c.1, d.0, d.1)
+    }
+}
+
+/// The curve of an edge between two node boxes (x, y, w, h): from the
+/// source's right side to the target's left when the target is to the right,
+/// from the source's left side to the target's right when it is to the left,
+/// and around the right of both when they share a column.
+fn curve((ax, ay, aw, ah): (f64, f64, f64, f64), (bx, by, bw, bh): (f64, f64, f64, f64)) -> Curve {
+    let (sy, ty) = (ay + ah / 2.0, by + bh / 2.0);
+    if bx > ax + aw {
+        let (sx, tx) = (ax + aw, bx);
+        let mid = (sx + tx) / 2.0;
+        Curve([(sx, sy), (mid, sy), (mid, ty), (tx, ty)])
+    } else if bx + bw < ax {
+        let (sx, tx) = (ax, bx + bw);
+        let mid = (sx + tx) / 2.0;
+        Curve([(sx, sy), (mid, sy), (mid, ty), (tx, ty)])
+    } else {
+        let (sx, tx) = (ax + aw, bx + bw);
+        let out = sx.max(tx) + 40.0;
+        Curve([(sx, sy), (out, sy), (out, ty), (tx, ty)])
+    }
+}
+
+/// Where along its curve a label is tried after its ends: the middle, then
+/// outwards towards both ends.
+const LABEL_AT: [f64; 11] = [0.5, 0.62, 0.38, 0.74, 0.26, 0.86, 0.14, 0.56, 0.44, 0.68, 0.32];
+
+/// Which end of an edge its label is tried at first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Beside the arrow's head: where the edges of a fan out of one node part.
+    Head,
+    /// Beside its tail: where the edges of a fan into one node part.
+    Tail,
+    /// The middle first: an edge of no fan.
+    Middle,
+}
+
+/// The baseline of an edge label: the first place whose box overlaps
+/// nothing in `taken`, tried at the end `first` says (beside the arrow's head
+/// or tail, above or below the line entering or leaving the node), then along
+/// the curve from the middle outwards; failing all, the nearest place above
+/// or below the middle that is free (there is one: below everything taken,
+/// at the latest).
+fn place_label(curve: &Curve, label: &str, first: End, taken: &[Rect]) -> (f64, f64) {
+    let free = |x: f64, y: f64| {
+        let r = Rect::of_text(x, y, label, EDGE_FONT, true);
+        r.y0 >= 0.0 && r.x0 >= 0.0 && !taken.iter().any(|o| o.overlaps(&r))
+    };
+    let half = text_width(label, EDGE_FONT) / 2.0;
+    let [p0, p1, p2, p3] = curve.0;
+    // Beside an end, on the side the curve leaves it towards.
+    let beside = |(x, y): (f64, f64), towards: (f64, f64)| {
+        let side = if towards.0 < x { -1.0 } else { 1.0 };
+        (x + side * (6.0 + half), y)
+    };
+    let (head, tail) = (beside(p3, p2), beside(p0, p1));
+    let mut tries: Vec<(f64, f64)> = match first {
+        End::Head => vec![head, tail],
+        End::Tail => vec![tail, head],
+        End::Middle => Vec::new(),
+    };
+    tries.extend(LABEL_AT.iter().map(|t| curve.at(*t)));
+    if first == End::Middle {
+        tries.extend([head, tail]);
+    }
+    for (x, y) in tries {
+        // A label is never cut by the left edge of the drawing.
+        let x = x.max(half + 4.0);
+        for baseline in [y - 3.0, y + EDGE_FONT + 2.0] {
+            if free(x, baseline) {
+                return (x, baseline);
+            }
+        }
+    }
+    let (x, y) = curve.at(0.5);
+    let x = x.max(half + 4.0);
+    let step = EDGE_FONT * 1.25 + 2.0;
+    let lowest = taken.iter().map(|r| r.y1).fold(y, f64::max);
+    let mut k = 1.0;
+    loop {
+        for baseline in [y - 3.0 - k * step, y - 3.0 + k * step] {
+            if free(x, baseline) {
+                return (x, baseline);
+            }
+        }
+        // INVARIANT: past the lowest box taken, the place below is free.
+        if y - 3.0 + k * step - EDGE_FONT > lowest {
+            return (x, y - 3.0 + k * step);
+        }
+        k += 1.0;
+    }
+}
+
 /// A layered layout: in each cluster, a node's column is the longest chain of
-/// edges inside the cluster that leads to it; the nodes of a column stack up;
-/// the clusters stack up too.
+/// edges inside the cluster that leads to it (a finding before the entries it
+/// is about, so that its edges enter them on the side the relations do not
+/// leave from); the nodes of a column stack up; the clusters stack up too. The
+/// gap after a column is wide enough for the labels of the edges leaving it.
 fn svg(g: &Graph) -> String {
     let size = |n: &Node| {
-        let w = n.lines.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64 * CHAR_W + 2.0 * PAD;
+        let w = n.lines.iter().map(|l| text_width(l, FONT)).fold(FONT, f64::max) + 2.0 * PAD;
         let h = n.lines.len().max(1) as f64 * LINE_H + PAD;
         (w, h)
     };
     let mut boxes: HashMap<&str, (f64, f64, f64, f64)> = HashMap::new();
     let mut frames = Vec::new();
     let mut y = 10.0;
-    let mut width: f64 = 200.0;
     for c in &g.clusters {
         let inside: Vec<&str> = c.nodes.iter().map(|n| n.id.as_str()).collect();
         let mut rank: HashMap<&str, usize> = inside.iter().map(|id| (*id, 0)).collect();
         for _ in 0..inside.len() {
             for e in &g.edges {
-                if let (Some(&a), Some(&b)) = (rank.get(e.from.as_str()), rank.get(e.to.as_str()))
-                    && b < a + 1
-                    && a + 1 < inside.len()
+                let (a, b) = (&e.from, &e.to);
+                if let (Some(&ra), Some(&rb)) = (rank.get(a.as_str()), rank.get(b.as_str()))
+                    && rb < ra + 1
+                    && ra + 1 < inside.len()
                 {
-                    rank.insert(e.to.as_str(), a + 1);
+                    rank.insert(b.as_str(), ra + 1);
                 }
             }
         }
         let columns = rank.values().copied().max().unwrap_or(0) + 1;
         let top = y + 28.0;
         let mut x = 20.0;
+        let mut right: f64 = 0.0;
         let mut bottom = top;
         for col in 0..columns {
             let mut cy = top;
@@ -405,16 +641,79 @@ fn svg(g: &Graph) -> String {
                 col_w = col_w.max(w);
             }
             bottom = bottom.max(cy);
-            x += col_w + GAP_X;
+            right = right.max(x + col_w);
+            let widest = g
+                .edges
+                .iter()
+                .filter(|e| rank.get(e.from.as_str()) == Some(&col))
+                .map(|e| text_width(&e.label, EDGE_FONT))
+                .fold(0.0, f64::max);
+            x += col_w + GAP_X.max(widest + 30.0);
         }
-        let frame_w = (x - GAP_X + 10.0).max(c.label.chars().count() as f64 * CHAR_W + 30.0);
+        let frame_w = right.max(text_width(&c.label, FONT) + 30.0);
         frames.push((10.0, y, frame_w, bottom - y, &c.label));
-        width = width.max(frame_w + 20.0);
         y = bottom + 20.0;
     }
-    let height = y;
+
+    // What a label may not cover: the nodes, the clusters' titles, the labels placed.
+    let mut taken: Vec<Rect> = boxes
+        .values()
+        .map(|&(x, y, w, h)| Rect { x0: x - 2.0, y0: y - 2.0, x1: x + w + 2.0, y1: y + h + 2.0 })
+        .collect();
+    taken.extend(frames.iter().map(|(x, y, _, _, label)| Rect::of_text(x + 10.0, y + 18.0, label, FONT, false)));
+    let mut width: f64 = 200.0;
+    let mut height: f64 = y;
+    for (x, y, w, h, _) in &frames {
+        width = width.max(x + w + 10.0);
+        height = height.max(y + h + 10.0);
+    }
+    for &(x, y, w, h) in boxes.values() {
+        width = width.max(x + w + 10.0);
+        height = height.max(y + h + 10.0);
+    }
+    let mut edges = String::new();
+    for e in &g.edges {
+        let (Some(&a), Some(&b)) = (boxes.get(e.from.as_str()), boxes.get(e.to.as_str())) else { continue };
+        let curve = curve(a, b);
+        for (x, _) in curve.0 {
+            width = width.max(x + 10.0);
+        }
+        let (stroke, marker, dash) = match e.kind {
+            EdgeKind::Relation | EdgeKind::Sets => ("#555555", "arrow", ""),
+            EdgeKind::Refused => ("#c62828", "refused", " stroke-dasharray=\"5,4\""),
+            EdgeKind::About => ("#c62828", "refused", " stroke-dasharray=\"2,3\""),
+        };
+        let _ = write!(
+            edges,
+            "<g class=\"edge\" data-from=\"{}\" data-to=\"{}\"><path d=\"{}\" fill=\"none\" stroke=\"{stroke}\"{dash} marker-end=\"url(#{marker})\"/>",
+            e.from,
+            e.to,
+            curve.path()
+        );
+        if !e.label.is_empty() {
+            // A fan out of one node parts at the heads, a fan into one at the tails.
+            let out = g.edges.iter().filter(|o| o.from == e.from && !o.label.is_empty()).count();
+            let into = g.edges.iter().filter(|o| o.to == e.to && !o.label.is_empty()).count();
+            let first = match out.cmp(&into) {
+                std::cmp::Ordering::Greater => End::Head,
+                std::cmp::Ordering::Less => End::Tail,
+                std::cmp::Ordering::Equal => End::Middle,
+            };
+            let (x, y) = place_label(&curve, &e.label, first, &taken);
+            let r = Rect::of_text(x, y, &e.label, EDGE_FONT, true);
+            width = width.max(r.x1 + 10.0);
+            height = height.max(r.y1 + 10.0);
+            taken.push(r);
+            let _ = write!(
+                edges,
+                "<text x=\"{x:.1}\" y=\"{y:.1}\" font-size=\"{EDGE_FONT}\" fill=\"{stroke}\" text-anchor=\"middle\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+                xml(&e.label)
+            );
+        }
+        edges.push_str("</g>\n");
+    }
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker>\n<marker id=\"refused\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c62828\"/></marker></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"{FONT}\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker>\n<marker id=\"refused\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c62828\"/></marker></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
     );
     for (x, y, w, h, label) in &frames {
         let _ = writeln!(
@@ -425,31 +724,7 @@ fn svg(g: &Graph) -> String {
             xml(label)
         );
     }
-    for e in &g.edges {
-        let (Some(&(ax, ay, aw, ah)), Some(&(bx, by, _, bh))) = (boxes.get(e.from.as_str()), boxes.get(e.to.as_str()))
-        else {
-            continue;
-        };
-        let (sx, sy) = (ax + aw, ay + ah / 2.0);
-        let (tx, ty) = (bx, by + bh / 2.0);
-        let path = if tx > sx + 10.0 {
-            let mid = (sx + tx) / 2.0;
-            format!("M{sx:.1},{sy:.1} C{mid:.1},{sy:.1} {mid:.1},{ty:.1} {tx:.1},{ty:.1}")
-        } else {
-            // Same column or backwards: around the right.
-            let out_x = sx.max(bx + 40.0) + 40.0;
-            format!("M{sx:.1},{sy:.1} C{out_x:.1},{sy:.1} {out_x:.1},{ty:.1} {:.1},{ty:.1}", tx + aw.min(40.0))
-        };
-        let (stroke, marker, dash) =
-            if e.refused { ("#c62828", "refused", " stroke-dasharray=\"5,4\"") } else { ("#555555", "arrow", "") };
-        let _ = writeln!(
-            out,
-            "<g class=\"edge\"><path d=\"{path}\" fill=\"none\" stroke=\"{stroke}\"{dash} marker-end=\"url(#{marker})\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{stroke}\" text-anchor=\"middle\">{}</text></g>",
-            (sx + tx) / 2.0,
-            (sy + ty) / 2.0 - 4.0,
-            xml(&e.label)
-        );
-    }
+    out.push_str(&edges);
     for c in &g.clusters {
         for n in &c.nodes {
             let Some(&(x, y, w, h)) = boxes.get(n.id.as_str()) else { continue };

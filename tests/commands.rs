@@ -255,6 +255,198 @@ print(sum(1 for g in root.iter(ns + 'g') if g.get('class') == 'node'))",
     assert_eq!(nodes, dot_nodes, "every node of the graph is drawn");
 }
 
+/// A drawing read back: each node's first line (the slot's name, the
+/// finding's rule) by its id, and each edge as (from, to, label) by those lines.
+struct Drawn {
+    nodes: std::collections::HashMap<String, String>,
+    edges: Vec<(String, String, String)>,
+}
+
+impl Drawn {
+    fn has(&self, from: &str, to: &str, label: &str) -> bool {
+        self.edges.iter().any(|(f, t, l)| f == from && t == to && l == label)
+    }
+
+    fn named(&self, ids: Vec<(String, String, String)>) -> Vec<(String, String, String)> {
+        let name = |id: &str| self.nodes.get(id).cloned().unwrap_or_else(|| panic!("no node `{id}`"));
+        ids.into_iter().map(|(f, t, l)| (name(&f), name(&t), l)).collect()
+    }
+}
+
+/// Between `open` and `close` after the first `after` in `text`.
+fn between<'t>(text: &'t str, after: &str, open: &str, close: &str) -> Option<&'t str> {
+    let rest = &text[text.find(after)? + after.len()..];
+    let rest = &rest[rest.find(open)? + open.len()..];
+    Some(&rest[..rest.find(close)?])
+}
+
+fn read_dot(text: &str) -> Drawn {
+    let mut nodes = std::collections::HashMap::new();
+    let mut ids = Vec::new();
+    // A node's label may hold new lines: read statement by statement, not line by line.
+    let mut rest = text;
+    while let Some(at) = rest.find("\n    n").or_else(|| rest.find("\n  n")) {
+        let statement = &rest[at + 1..];
+        let end = statement.find("];").map_or(statement.len(), |e| e + 2);
+        let (statement, after) = statement.split_at(end);
+        let statement = statement.trim();
+        if let Some((from, edge)) = statement.split_once(" -> ") {
+            let to = edge.split_whitespace().next().unwrap_or_default().to_string();
+            let label = between(edge, "label=", "\"", "\"").unwrap_or_default().to_string();
+            ids.push((from.to_string(), to, label));
+        } else if let Some((id, _)) = statement.split_once(" [label=") {
+            let first = between(statement, "[label=", "\"", "\"").unwrap_or_default();
+            nodes.insert(id.to_string(), first.lines().next().unwrap_or_default().to_string());
+        }
+        rest = after;
+    }
+    let mut d = Drawn { nodes, edges: Vec::new() };
+    d.edges = d.named(ids);
+    d
+}
+
+fn read_mermaid(text: &str) -> Drawn {
+    let mut nodes = std::collections::HashMap::new();
+    let mut ids = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 3 && (words[1].starts_with("-->") || words[1].starts_with("-.->")) {
+            let label = between(line, "|", "\"", "\"").unwrap_or_default().to_string();
+            ids.push((words[0].to_string(), words[words.len() - 1].to_string(), label));
+        } else if let Some((id, rest)) = line.split_once("[\"")
+            && id.starts_with('n')
+        {
+            nodes.insert(
+                id.to_string(),
+                rest.split("<br/>").next().unwrap_or_default().trim_end_matches("\"]").to_string(),
+            );
+        }
+    }
+    let mut d = Drawn { nodes, edges: Vec::new() };
+    d.edges = d.named(ids);
+    d
+}
+
+fn read_svg(text: &str) -> Drawn {
+    let mut nodes = std::collections::HashMap::new();
+    let mut ids = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("<g class=\"node\"") {
+            let id = between(line, "id=", "\"", "\"").unwrap_or_default().to_string();
+            nodes.insert(id, between(line, "<text", ">", "</text>").unwrap_or_default().to_string());
+        } else if line.starts_with("<g class=\"edge\"") {
+            let from = between(line, "data-from=", "\"", "\"").unwrap_or_default().to_string();
+            let to = between(line, "data-to=", "\"", "\"").unwrap_or_default().to_string();
+            let label = between(line, "<text", ">", "</text>").unwrap_or_default().to_string();
+            ids.push((from, to, label));
+        }
+    }
+    let mut d = Drawn { nodes, edges: Vec::new() };
+    d.edges = d.named(ids);
+    d
+}
+
+/// Issue 41, item 5: `identical-checkers.yaml` drawn in every format shows
+/// its slots, the relations between them ("distinct vendor"), and which slots
+/// its findings are about.
+#[test]
+fn graph_draws_the_slots_their_relations_and_what_each_finding_is_about() {
+    for format in ["dot", "mermaid", "svg"] {
+        let out = run_in(root(), &["graph", "--format", format, "examples/bindings/identical-checkers.yaml"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let drawn = match format {
+            "dot" => read_dot(&out.stdout),
+            "mermaid" => read_mermaid(&out.stdout),
+            _ => read_svg(&out.stdout),
+        };
+        let names: Vec<&str> = drawn.nodes.values().map(String::as_str).collect();
+        for slot in ["author", "sast-1", "sast-2", "reviewer-a", "reviewer-b"] {
+            assert!(names.contains(&slot), "{format}: no slot `{slot}` in {names:?}");
+        }
+        assert!(drawn.has("reviewer-a", "author", "distinct vendor"), "{format}: {:?}", drawn.edges);
+        assert!(drawn.has("reviewer-b", "author", "distinct vendor"), "{format}: {:?}", drawn.edges);
+        // The two pairwise rules name both reviewers; the repeated scanner class names no slot.
+        for rule in ["FAIL topology.pairwise_distinct", "FAIL topology.cross_vendor_pairwise"] {
+            let about: Vec<&str> =
+                drawn.edges.iter().filter(|(f, _, _)| f == rule).map(|(_, t, _)| t.as_str()).collect();
+            assert_eq!(about, ["reviewer-a", "reviewer-b"], "{format}: {rule}");
+        }
+        assert!(names.contains(&"FAIL topology.duplicate_scanner_class"), "{format}");
+        assert!(!drawn.edges.iter().any(|(f, _, _)| f == "FAIL topology.duplicate_scanner_class"), "{format}");
+    }
+}
+
+/// The box of every `<text>` of an SVG that grail drew, estimated as its
+/// writer estimates it: 0.6 em per character, from one em above the
+/// baseline to a quarter em below, centred for `text-anchor="middle"`; with
+/// whether it is an edge's label, and the text.
+fn text_boxes(svg: &str) -> Vec<([f64; 4], bool, String)> {
+    let root_size: f64 = between(svg, "<svg", "font-size=\"", "\"").and_then(|s| s.parse().ok()).expect("a font size");
+    let mut out = Vec::new();
+    for line in svg.lines() {
+        let edge = line.starts_with("<g class=\"edge\"");
+        let mut rest = line;
+        while let Some(at) = rest.find("<text ") {
+            let tag = &rest[at..];
+            let (attrs, after) = tag.split_once('>').expect("a tag");
+            let (content, after) = after.split_once("</text>").expect("a closed text");
+            let attr = |name: &str| between(attrs, &format!(" {name}="), "\"", "\"");
+            let number = |name: &str| attr(name).and_then(|v| v.parse::<f64>().ok());
+            let text = content.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
+            let size = number("font-size").unwrap_or(root_size);
+            let (x, y) = (number("x").expect("x"), number("y").expect("y"));
+            let width = text.chars().count() as f64 * size * 0.6;
+            let x0 = if attr("text-anchor") == Some("middle") { x - width / 2.0 } else { x };
+            out.push(([x0, y - size, x0 + width, y + size * 0.25], edge, text));
+            rest = after;
+        }
+    }
+    out
+}
+
+fn overlap(a: &[f64; 4], b: &[f64; 4]) -> bool {
+    a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+}
+
+/// Issue 41, item 5: in the example organisation's drawing (its deployment,
+/// `grail graph` in examples/org), no two labels overlap, and no edge's label
+/// lies on a node, estimated as the writer estimates them.
+#[test]
+fn graph_svg_labels_never_overlap() {
+    let org = root().join("examples/org");
+    let bindings = root().join("examples/bindings");
+    for (dir, args) in [
+        (org.as_path(), vec!["graph", "--format", "svg"]),
+        (bindings.as_path(), vec!["graph", "--format", "svg", "identical-checkers.yaml"]),
+        (bindings.as_path(), vec!["graph", "--format", "svg", "good.yaml"]),
+    ] {
+        let out = run_in(dir, &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let boxes = text_boxes(&out.stdout);
+        let labels = boxes.iter().filter(|(_, edge, _)| *edge).count();
+        assert!(labels >= 8, "{args:?}: the edges' labels are drawn ({labels})");
+        for (i, (a, _, ta)) in boxes.iter().enumerate() {
+            for (b, _, tb) in &boxes[i + 1..] {
+                assert!(!overlap(a, b), "{args:?}: `{ta}` {a:?} overlaps `{tb}` {b:?}");
+            }
+        }
+        let rects: Vec<[f64; 4]> = out
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("<g class=\"node\""))
+            .map(|l| {
+                let n = |name: &str| {
+                    between(l, &format!(" {name}="), "\"", "\"").and_then(|v| v.parse::<f64>().ok()).expect("a number")
+                };
+                [n("x"), n("y"), n("x") + n("width"), n("y") + n("height")]
+            })
+            .collect();
+        for (a, _, text) in boxes.iter().filter(|(_, edge, _)| *edge) {
+            assert!(!rects.iter().any(|r| overlap(a, r)), "{args:?}: the label `{text}` {a:?} lies on a node");
+        }
+    }
+}
+
 #[test]
 fn completions_load_in_bash_and_name_every_command() {
     let out = run_in(root(), &["completions", "bash"]);

@@ -127,6 +127,34 @@ fn neovim_shows_in_one_layer_what_grail_check_gives_for_its_deployment() {
     assert!(printed.contains("ok: repo.yaml showed layer.loosen@12:19, then nothing"), "{printed}");
 }
 
+/// Item 2 of issue 41's acceptance: in a folder with `grail.toml`, a
+/// `package.json` and a GitHub workflow, the editor shows diagnostics on the
+/// binding only (the other two are JSON and YAML without a `kind` key, which
+/// the shipped library's security binding would pick), and says which
+/// deployment the binding belongs to.
+#[test]
+fn neovim_shows_diagnostics_on_the_binding_only() {
+    let dir = scratch("ownership");
+    let root = dir.join("shop");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(root.join("guardrails")).expect("a folder");
+    std::fs::create_dir_all(root.join(".github/workflows")).expect("a folder");
+    std::fs::copy(repo.join("examples/bindings/identical-checkers.yaml"), root.join("guardrails/security.yaml"))
+        .expect("copy the binding");
+    std::fs::copy(repo.join("editors/vscode/package.json"), root.join("package.json")).expect("copy a package.json");
+    std::fs::copy(repo.join(".github/workflows/release.yml"), root.join(".github/workflows/release.yml"))
+        .expect("copy a workflow");
+    let toml = "[deployments.shop]\nlayers = { security = \"guardrails/security.yaml\" }\n";
+    std::fs::write(root.join("grail.toml"), toml).expect("write grail.toml");
+    let printed = run(&dir, "tests/nvim/ownership.lua", &[root.as_os_str()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(printed.contains("ok: diagnostics on the binding only"), "{printed}");
+    assert!(
+        printed.contains("lens: grail: `Binding` of deployment `shop`, layer `security` (grail.toml)"),
+        "{printed}"
+    );
+}
+
 /// The editor latency benchmark (`benches/nvim/latency.lua`, figures in
 /// BENCHMARKS.md) still runs: a few edits on its workspace, each answered
 /// with the diagnostics of its new text. Its timings are not judged here.

@@ -79,3 +79,18 @@ fn the_server_starts_with_the_command_line_the_extension_spawns() {
     child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("stderr read");
     assert!(status.success(), "exit {status}: {stderr}");
 }
+
+/// The extension starts for grail's files, never merely because a YAML, JSON
+/// or Markdown file was opened (issue 41, item 2): in a workspace with a
+/// `grail.toml`, or when a `.grail` file is opened. Which of the files it then
+/// hands to the server are judged is the server's decision
+/// (lsp/tests/ownership.rs).
+#[test]
+fn the_extension_activates_on_grail_files_only() {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/editors/vscode/package.json"))
+        .expect("the extension's manifest");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("JSON");
+    let events: Vec<&str> =
+        manifest["activationEvents"].as_array().expect("activationEvents").iter().filter_map(|e| e.as_str()).collect();
+    assert_eq!(events, ["onLanguage:grail", "workspaceContains:grail.toml"]);
+}

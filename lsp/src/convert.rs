@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use crate::position::LineIndex;
-use crate::workspace::{Config, Workspace, is_document, is_workspace_file};
+use crate::workspace::{Config, Owner, Workspace, is_document, is_workspace_file};
 
 /// The protocol range of a span of a file.
 pub fn range(ws: &Workspace, file: SourceText, span: Span) -> Range {
@@ -29,8 +29,9 @@ pub fn policy_location(ws: &Workspace, loc: Loc) -> Option<Location> {
 
 /// The diagnostics of a file: a policy file's compile diagnostics, a
 /// document's failing and unknown findings (for a document of a deployment,
-/// those of the deployment located in it), or what is wrong with the workspace file.
-pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
+/// those of the deployment located in it; none for a document the server
+/// does not judge, whose `owner` says so), or what is wrong with the workspace file.
+pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> {
     if is_workspace_file(uri) {
         return workspace_file(ws, uri);
     }
@@ -55,7 +56,7 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
         }
         return out;
     }
-    if !is_document(uri) {
+    if !is_document(uri) || !owner.judged() {
         return Vec::new();
     }
     if compiled.has_errors() {
@@ -119,9 +120,9 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
     // A line that is nearly a marker is said, and the file checked as `grail check` would.
     if grail_engine::check::is_markdown(source.path(&ws.db)) {
         match ide::markdown_marker(&ws.db, ws.set, source) {
-            ide::Marker::Marked => {}
+            ide::Marker::Marked { .. } => {}
             ide::Marker::Unmarked => return Vec::new(),
-            ide::Marker::NearMiss { span, marker } => out.push(Diagnostic {
+            ide::Marker::NearMiss { span, marker, .. } => out.push(Diagnostic {
                 range: range(ws, source, span),
                 severity: Some(DiagnosticSeverity::WARNING),
                 code: Some(NumberOrString::String("marker".into())),
@@ -142,6 +143,34 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
             .map(|f| finding(ws, uri, source, &documents, f)),
     );
     out
+}
+
+/// What the server says of a document on its first line (a code lens): whose
+/// it is. `None` for a document it does not judge.
+pub fn owner_lens(ws: &Workspace, owner: &Owner) -> Option<lsp::CodeLens> {
+    let file = grail_workspace::FILE_NAME;
+    let title = match owner {
+        Owner::Member { deployment, layer, kind } => {
+            let kind = kind.as_ref().map(|k| format!("`{k}` ")).unwrap_or_default();
+            let layer = layer.as_ref().map(|l| format!(", layer `{l}`")).unwrap_or_default();
+            format!("grail: {kind}of deployment `{deployment}`{layer} ({file})")
+        }
+        Owner::Alone { kind } => {
+            let why = match &ws.config {
+                Config::Loaded => format!("no deployment of {file} names it"),
+                Config::Missing => format!("no {file}"),
+                Config::Invalid { .. } => format!("{file} cannot be used"),
+            };
+            format!("grail: `{kind}`, checked alone ({why})")
+        }
+        Owner::Claimed(_) | Owner::NotGrails => return None,
+    };
+    Some(lsp::CodeLens {
+        range: Range::default(),
+        // A title with no command to run: it says, it does nothing when clicked.
+        command: Some(lsp::Command { title, command: String::new(), arguments: None }),
+        data: None,
+    })
 }
 
 /// The diagnostic of a workspace file that cannot be used, at its place.

@@ -6,7 +6,7 @@
 //! Engine calls run under [`guarded`]: a panic in a query becomes an error
 //! answer and a log message, never a crash.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,6 +28,11 @@ pub struct Backend {
     watch_files: AtomicBool,
     /// Counts policy edits: a re-check of the open documents stops when a newer edit arrives.
     generation: Arc<AtomicU64>,
+    /// The files whose last published diagnostics were not empty: after a
+    /// change of the policy or the workspace file, those no longer judged are cleared.
+    shown: Arc<Mutex<HashSet<Uri>>>,
+    /// Whether the client lets the server ask it to fetch code lenses again.
+    refresh_lenses: AtomicBool,
 }
 
 /// Runs `f` on the workspace; a panic becomes `None` and a log message.
@@ -56,15 +61,32 @@ async fn guarded<T>(
     }
 }
 
-/// Computes and publishes the diagnostics of `uris`, one at a time.
-async fn publish_each(client: &Client, workspace: &Mutex<Workspace>, uris: Vec<Uri>, stale: impl Fn() -> bool) {
+/// Computes and publishes the diagnostics of `uris`, one at a time (an
+/// empty list for a file the server does not judge, which clears what it showed).
+async fn publish_each(
+    client: &Client,
+    workspace: &Mutex<Workspace>,
+    shown: &Mutex<HashSet<Uri>>,
+    uris: Vec<Uri>,
+    stale: impl Fn() -> bool,
+) {
     for uri in uris {
         if stale() {
             return;
         }
-        let computed =
-            guarded(client, workspace, "diagnostics", |ws| (convert::diagnostics(ws, &uri), ws.version(&uri)));
+        let computed = guarded(client, workspace, "diagnostics", |ws| {
+            let owner = ws.owner(&uri);
+            (convert::diagnostics(ws, &uri, &owner), ws.version(&uri))
+        });
         if let Some((diagnostics, version)) = computed.await {
+            {
+                let mut shown = shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if diagnostics.is_empty() {
+                    shown.remove(&uri);
+                } else {
+                    shown.insert(uri.clone());
+                }
+            }
             client.publish_diagnostics(uri, diagnostics, version).await;
         }
         // Let the messages that arrived meanwhile be read.
@@ -79,6 +101,8 @@ impl Backend {
             workspace: Arc::new(Mutex::new(Workspace::new(db))),
             watch_files: AtomicBool::new(false),
             generation: Arc::new(AtomicU64::new(0)),
+            shown: Arc::new(Mutex::new(HashSet::new())),
+            refresh_lenses: AtomicBool::new(false),
         }
     }
 
@@ -92,15 +116,17 @@ impl Backend {
     async fn publish(&self, changed: Changed) {
         match changed {
             Changed::Nothing => {}
-            Changed::Document(uri) => publish_each(&self.client, &self.workspace, vec![uri], || false).await,
+            Changed::Document(uri) => {
+                publish_each(&self.client, &self.workspace, &self.shown, vec![uri], || false).await;
+            }
             Changed::Deployment(k) => {
                 // Every member: an edit in one file changes what is shown in the others.
                 let members = self.guarded("diagnostics", |ws| ws.members(k)).await.unwrap_or_default();
-                publish_each(&self.client, &self.workspace, members, || false).await;
+                publish_each(&self.client, &self.workspace, &self.shown, members, || false).await;
             }
             Changed::Policy => {
                 let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-                let (policy, documents) = self
+                let (policy, mut documents) = self
                     .guarded("diagnostics", |ws| {
                         let mut policy = ws.policy_uris();
                         policy.extend(ws.workspace_file_uri());
@@ -110,20 +136,34 @@ impl Backend {
                     })
                     .await
                     .unwrap_or_default();
-                publish_each(&self.client, &self.workspace, policy, || false).await;
-                let (client, workspace, current) =
-                    (self.client.clone(), self.workspace.clone(), self.generation.clone());
+                // A file shown with diagnostics that is no longer a member nor open (the
+                // workspace file stopped naming it): published again, empty.
+                let before: Vec<Uri> =
+                    self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter().cloned().collect();
+                for uri in before {
+                    if !policy.contains(&uri) && !documents.contains(&uri) {
+                        documents.push(uri);
+                    }
+                }
+                publish_each(&self.client, &self.workspace, &self.shown, policy, || false).await;
+                if self.refresh_lenses.load(Ordering::Relaxed) {
+                    // Whose each document is may have changed with the workspace file.
+                    let _ = self.client.code_lens_refresh().await;
+                }
+                let (client, workspace, shown, current) =
+                    (self.client.clone(), self.workspace.clone(), self.shown.clone(), self.generation.clone());
                 tokio::spawn(async move {
                     let stale = || current.load(Ordering::SeqCst) != generation;
-                    publish_each(&client, &workspace, documents, stale).await;
+                    publish_each(&client, &workspace, &shown, documents, stale).await;
                 });
             }
         }
     }
 
-    /// The engine source and byte offset of a position in an open file.
-    fn at(ws: &Workspace, uri: &Uri, position: Position) -> Option<(grail_engine::SourceText, usize)> {
-        let source = ws.source(uri)?;
+    /// The engine source and byte offset of a position in an open file the
+    /// server answers for (a policy file, or a document it judges).
+    fn at(ws: &mut Workspace, uri: &Uri, position: Position) -> Option<(grail_engine::SourceText, usize)> {
+        let source = ws.judged_source(uri)?;
         let text = source.text(&ws.db);
         Some((source, LineIndex::new(text).offset(text, position)))
     }
@@ -163,6 +203,8 @@ impl LanguageServer for Backend {
         }
         let watch = params.capabilities.workspace.as_ref().and_then(|w| w.did_change_watched_files.as_ref());
         self.watch_files.store(watch.and_then(|w| w.dynamic_registration).unwrap_or(false), Ordering::Relaxed);
+        let lenses = params.capabilities.workspace.as_ref().and_then(|w| w.code_lens.as_ref());
+        self.refresh_lenses.store(lenses.and_then(|l| l.refresh_support).unwrap_or(false), Ordering::Relaxed);
         self.guarded("initialize", |ws| ws.set_roots(roots)).await.ok_or_else(|| internal("initialize"))?;
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
@@ -200,6 +242,7 @@ impl LanguageServer for Backend {
                     },
                 )),
                 inlay_hint_provider: Some(OneOf::Left(true)),
+                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
                     code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::from(FIX_ALL)]),
                     ..CodeActionOptions::default()
@@ -259,6 +302,7 @@ impl LanguageServer for Backend {
         let changed = self.guarded("didClose", |ws| ws.close(&uri)).await.unwrap_or(Changed::Nothing);
         if let Changed::Document(uri) = &changed {
             // A closed document is no longer checked: clear what was shown.
+            self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(uri);
             self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;
         } else {
             self.publish(changed).await;
@@ -394,7 +438,7 @@ impl LanguageServer for Backend {
         let range = params.range;
         let only = params.context.only;
         self.guarded("codeAction", |ws| {
-            let source = ws.source(&uri)?;
+            let source = ws.judged_source(&uri)?;
             let text = source.text(&ws.db);
             // The whole lines of the range: a fix is offered wherever the cursor is on the finding's line.
             let lines = LineIndex::new(text);
@@ -468,7 +512,7 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let range = params.range;
         self.guarded("inlayHint", |ws| {
-            let source = ws.source(&uri).filter(|_| is_document(&uri))?;
+            let source = ws.judged_source(&uri).filter(|_| is_document(&uri))?;
             let deployment = ws.deployment_of(&uri).map(|(d, _)| d);
             let text = source.text(&ws.db);
             let wanted = LineIndex::new(text).span(text, range);
@@ -481,6 +525,16 @@ impl LanguageServer for Backend {
         })
         .await
         .ok_or_else(|| internal("inlayHint"))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        self.guarded("codeLens", |ws| {
+            let owner = ws.owner(&uri);
+            Some(convert::owner_lens(ws, &owner).into_iter().collect())
+        })
+        .await
+        .ok_or_else(|| internal("codeLens"))
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
@@ -578,7 +632,7 @@ impl LanguageServer for Backend {
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
         let uri = params.text_document.uri;
         self.guarded("documentLink", |ws| {
-            let source = ws.source(&uri)?;
+            let source = ws.judged_source(&uri)?;
             let folder = uri.to_file_path()?.parent()?.to_path_buf();
             let links = ide::document_links(&ws.db, ws.set, source)
                 .into_iter()

@@ -8,12 +8,16 @@
 //! by the same code (`grail_workspace`), so that the editor and CI agree.
 //! Without one, the policy is the shipped library and every open `.json`,
 //! `.yaml`, `.yml` or marked Markdown file is checked alone.
+//!
+//! Either way a document is judged only when it is grail's ([`Owner`]):
+//! named by a deployment, or picked by a kind of the policy and claimed by
+//! no well-known format (`grail_workspace::foreign`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use grail_engine::db::{AttachedFile, document_references};
-use grail_engine::{Database, Deployment, PolicySet, SourceText};
+use grail_engine::{Database, Deployment, PolicySet, SourceText, ide};
 use salsa::Setter as _;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
@@ -39,6 +43,33 @@ pub struct Workspace {
     member_of: HashMap<Uri, usize>,
     /// The version of every open file, policy files included.
     versions: HashMap<Uri, i32>,
+    /// The kind each open document checked alone last had: while the policy
+    /// does not compile no kind can be known, and a document judged before
+    /// stays judged (it shows that the policy does not compile).
+    last_kind: HashMap<Uri, String>,
+}
+
+/// Whose a document is, and so whether the server judges it: named by the
+/// workspace file, or picked by a kind of the policy and claimed by no
+/// well-known format (docs/workspace.md, "Which files the editor judges").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Named by the workspace file: a member of deployment `deployment`,
+    /// bound to `layer` or not, of `kind` when it parses. Judged with its deployment.
+    Member { deployment: String, layer: Option<String>, kind: Option<String> },
+    /// Named by no deployment, and a kind of the policy picks it: judged alone.
+    Alone { kind: String },
+    /// A well-known format claims it (a GitHub workflow, a package manifest): not judged.
+    Claimed(&'static str),
+    /// No kind of the policy picks it: not judged.
+    NotGrails,
+}
+
+impl Owner {
+    /// Whether the server shows anything of the document: diagnostics, hovers, completions, fixes.
+    pub fn judged(&self) -> bool {
+        matches!(self, Owner::Member { .. } | Owner::Alone { .. })
+    }
 }
 
 /// The workspace file, as found.
@@ -58,6 +89,8 @@ struct DeploymentState {
     name: String,
     /// The member documents, in the order of the workspace file.
     members: Vec<(Uri, SourceText, PathBuf)>,
+    /// The layer the workspace file binds each member to, beside `members`.
+    layers: Vec<Option<String>>,
     deployment: Deployment,
     /// The files attached by `ref` fields: the reference and the URI of the file read.
     attached: Vec<(AttachedFile, Option<Uri>)>,
@@ -108,6 +141,7 @@ impl Workspace {
             deployments: Vec::new(),
             member_of: HashMap::new(),
             versions: HashMap::new(),
+            last_kind: HashMap::new(),
         };
         ws.use_shipped();
         ws
@@ -196,6 +230,7 @@ impl Workspace {
         let mut states = Vec::new();
         for d in &file.file.deployments {
             let mut members = Vec::new();
+            let mut layers = Vec::new();
             // Each member bound to the layer the workspace file gives it: trust from the invocation.
             let mut bindings = Vec::new();
             for m in file.documents(d)? {
@@ -213,14 +248,15 @@ impl Workspace {
                         .unwrap_or_else(|_| SourceText::new(&self.db, shown, String::new(), None))
                     }
                 };
-                if let Some(layer) = m.layer {
+                if let Some(layer) = &m.layer {
                     bindings.push(grail_engine::db::LayerBinding {
                         document: source,
-                        layer,
+                        layer: layer.clone(),
                         by: grail_engine::layers::BoundBy::Workspace,
                     });
                 }
                 members.push((uri, source, m.path));
+                layers.push(m.layer);
             }
             let documents = members.iter().map(|(_, s, _)| *s).collect();
             let invocation = file.invocation(d)?;
@@ -231,6 +267,7 @@ impl Workspace {
             states.push(DeploymentState {
                 name: d.name.value.clone(),
                 members,
+                layers,
                 deployment,
                 attached: Vec::new(),
                 invocation,
@@ -368,6 +405,54 @@ impl Workspace {
         Some((d.deployment, d.name.as_str()))
     }
 
+    /// Whose document `uri` is (see [`Owner`]). A document checked alone is
+    /// judged by the kind the policy gives its text (`ide::document_kind`:
+    /// one that does not parse by its top-level keys), or, while the policy
+    /// does not compile, by the kind it had before.
+    pub fn owner(&mut self, uri: &Uri) -> Owner {
+        if let Some(&k) = self.member_of.get(uri) {
+            let d = &self.deployments[k];
+            let at = d.members.iter().position(|(u, _, _)| u == uri);
+            let kind = at.and_then(|i| match ide::document_kind(&self.db, self.set, d.members[i].1) {
+                ide::DocumentKind::Of(kind) => Some(kind),
+                _ => None,
+            });
+            let layer = at.and_then(|i| d.layers.get(i).cloned().flatten());
+            return Owner::Member { deployment: d.name.clone(), layer, kind };
+        }
+        if !is_document(uri) {
+            return Owner::NotGrails;
+        }
+        if let Some(format) = uri.to_file_path().and_then(|p| grail_workspace::foreign::claimed_by(&p)) {
+            return Owner::Claimed(format);
+        }
+        let Some(source) = self.documents.get(uri).copied() else { return Owner::NotGrails };
+        match ide::document_kind(&self.db, self.set, source) {
+            ide::DocumentKind::Of(kind) => {
+                self.last_kind.insert(uri.clone(), kind.clone());
+                Owner::Alone { kind }
+            }
+            ide::DocumentKind::None => {
+                self.last_kind.remove(uri);
+                Owner::NotGrails
+            }
+            ide::DocumentKind::Unknown => match self.last_kind.get(uri) {
+                Some(kind) => Owner::Alone { kind: kind.clone() },
+                None => Owner::NotGrails,
+            },
+        }
+    }
+
+    /// The source of a file the server answers requests about: a policy file,
+    /// or a document it judges ([`Owner::judged`]).
+    pub fn judged_source(&mut self, uri: &Uri) -> Option<SourceText> {
+        let source = self.source(uri)?;
+        if self.policy_index(uri).is_some() || self.owner(uri).judged() {
+            return Some(source);
+        }
+        None
+    }
+
     /// Every member of deployment `k`, open or not: their diagnostics are published.
     pub fn members(&self, k: usize) -> Vec<Uri> {
         self.deployments.get(k).map(|d| d.members.iter().map(|(u, _, _)| u.clone()).collect()).unwrap_or_default()
@@ -477,6 +562,7 @@ impl Workspace {
     /// is read from disk again (a policy file leaves the policy if it is gone).
     pub fn close(&mut self, uri: &Uri) -> Changed {
         self.versions.remove(uri);
+        self.last_kind.remove(uri);
         if self.documents.remove(uri).is_some() {
             return Changed::Document(uri.clone());
         }

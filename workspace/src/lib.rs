@@ -10,7 +10,9 @@
 //!   document's folder, symbolic links resolved, at most 16 MiB each, each
 //!   read once, 64 MiB together; and the documents themselves, a FIFO or a
 //!   device refused before it is opened (`read`, which the command line uses
-//!   too).
+//!   too);
+//! - the well-known formats that claim a JSON or YAML file that is not
+//!   grail's (`foreign`: workflows, package manifests), for the editor.
 //!
 //! Nothing here prints or exits: errors are returned as text for the caller.
 
@@ -24,6 +26,7 @@ use grail_engine::{Database, PolicySet, SourceText};
 
 pub use grail_engine::workspace_file::FILE_NAME;
 
+pub mod foreign;
 pub mod params;
 pub mod read;
 

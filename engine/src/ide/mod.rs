@@ -12,6 +12,7 @@ mod edit;
 mod fix;
 mod hints;
 pub mod index;
+mod kind;
 mod policy;
 mod symbols;
 mod tokens;
@@ -24,6 +25,7 @@ use crate::hir::Loc;
 
 pub use hints::{InlayHint, inlay_hints};
 pub use index::{Decl, PolicyIndex, Symbol, Use, policy_index};
+pub use kind::{DocumentKind, document_kind};
 pub use symbols::{
     OutlineItem, RenameError, SymbolKind, WorkspaceSymbol, folds, outline, rename, rename_target, workspace_symbols,
 };
@@ -192,12 +194,12 @@ pub fn fix_all(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Opt
 /// What a Markdown file is to the policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Marker {
-    /// It carries the marker line of one of the policy's Markdown kinds: a work item.
-    Marked,
+    /// It carries the marker line of one of the policy's Markdown kinds (named): a work item.
+    Marked { kind: String },
     /// A line of it is nearly a marker (`v2` for `v1`, a slip of the hand):
     /// most likely a work item whose marker is wrong, which would otherwise
     /// go unchecked without a word.
-    NearMiss { span: Span, marker: String },
+    NearMiss { span: Span, marker: String, kind: String },
     /// Any other Markdown file (a README): not checked.
     Unmarked,
 }
@@ -205,27 +207,29 @@ pub enum Marker {
 /// Whether a Markdown file is a work item of the policy, or nearly one.
 pub fn markdown_marker(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Marker {
     let compiled = crate::db::compile_policy(db, set);
-    let markers: Vec<&str> = compiled
+    let kinds: Vec<(&str, &str)> = compiled
         .policy
         .documents
         .iter()
         .filter_map(|d| match &d.selector {
-            crate::hir::SelectorDef::Markdown { marker, .. } => Some(marker.as_str()),
+            crate::hir::SelectorDef::Markdown { marker, .. } => Some((marker.as_str(), d.name.as_str())),
             _ => None,
         })
         .collect();
+    let kind_of = |marker: &str| kinds.iter().find(|(m, _)| *m == marker).map_or(String::new(), |(_, k)| k.to_string());
     let text = doc.text(db);
-    if text.lines().any(|l| markers.contains(&l.trim())) {
-        return Marker::Marked;
+    if let Some(line) = text.lines().find(|l| kinds.iter().any(|(m, _)| *m == l.trim())) {
+        return Marker::Marked { kind: kind_of(line.trim()) };
     }
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim();
         if !trimmed.is_empty()
-            && let Some(marker) = crate::suggest::did_you_mean(trimmed, markers.iter().copied())
+            && let Some(marker) = crate::suggest::did_you_mean(trimmed, kinds.iter().map(|(m, _)| *m))
         {
             let start = at + line.find(trimmed).unwrap_or(0);
-            return Marker::NearMiss { span: Span::new(start, start + trimmed.len()), marker: marker.to_string() };
+            let span = Span::new(start, start + trimmed.len());
+            return Marker::NearMiss { span, marker: marker.to_string(), kind: kind_of(marker) };
         }
         at += line.len();
     }
