@@ -64,7 +64,11 @@ fn explain_one_failure(bencher: divan::Bencher) {
     bencher.bench(|| {
         let text = divan::black_box(BINDING_3K_DEMOTED);
         let loaded = document::load(text, Format::Json, &Limits::default());
-        grail_engine::explain::explain(policy, &[Input { path: PATH, text, loaded: Some(&loaded), given: None, markdown: false }], &[])
+        grail_engine::explain::explain(
+            policy,
+            &[Input { path: PATH, text, loaded: Some(&loaded), given: None, markdown: false }],
+            &[],
+        )
     });
 }
 

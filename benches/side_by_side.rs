@@ -201,8 +201,13 @@ fn main() {
     let explain = sample(20, 10, 2000, budget, || {
         let loaded =
             grail_engine::document::load(BINDING_3K_DEMOTED, grail_engine::document::Format::Json, &Default::default());
-        let input =
-            grail_engine::check::Input { path: PATH, text: BINDING_3K_DEMOTED, loaded: Some(&loaded), given: None, markdown: false };
+        let input = grail_engine::check::Input {
+            path: PATH,
+            text: BINDING_3K_DEMOTED,
+            loaded: Some(&loaded),
+            given: None,
+            markdown: false,
+        };
         std::hint::black_box(grail_engine::explain::explain(&policy, &[input], &[]));
     });
     table.row(

@@ -72,7 +72,8 @@ fn in_the_envelope_mode_every_file_under_a_target_carries_its_marker() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/org");
     let (a, s) = (root.join("autonomy.yaml"), root.join("security.yaml"));
-    let out = grail(&dir, &["check", "--binding", a.to_str().unwrap(), "--security-binding", s.to_str().unwrap(), "items"]);
+    let out =
+        grail(&dir, &["check", "--binding", a.to_str().unwrap(), "--security-binding", s.to_str().unwrap(), "items"]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
 }
 

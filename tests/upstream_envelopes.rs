@@ -103,7 +103,8 @@ fn run_case(dir: &Path, map: &[(String, Vec<String>)]) -> Outcome {
         if matches!(f["outcome"].as_str(), Some("fail" | "unknown")) {
             let rule = f["rule"].as_str().unwrap_or("").to_string();
             // The kind's `empty` finding is about the run, not a file.
-            let file = if f["subject"] == "deployment" { String::new() } else { f["file"].as_str().unwrap_or("").to_string() };
+            let file =
+                if f["subject"] == "deployment" { String::new() } else { f["file"].as_str().unwrap_or("").to_string() };
             grail.insert((file, rule));
         }
     }

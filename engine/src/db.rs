@@ -417,7 +417,13 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
     let markdown = deployment.markdown(db);
     let mut inputs: Vec<check::Input<'_>> = documents
         .iter()
-        .map(|d| if markdown.contains(d) { check::Input { markdown: true, loaded: None, ..input(db, *d) } } else { input(db, *d) })
+        .map(|d| {
+            if markdown.contains(d) {
+                check::Input { markdown: true, loaded: None, ..input(db, *d) }
+            } else {
+                input(db, *d)
+            }
+        })
         .collect();
     for n in deployment.named(db) {
         documents.push(n.document);

@@ -395,7 +395,13 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         (0..members.len()).filter(|i| !named.iter().any(|(_, _, t)| t == members[*i].path)).collect();
     let inputs: Vec<Input<'_>> = documents
         .iter()
-        .map(|&i| Input { path: members[i].path, text: members[i].text, loaded: loaded[i].as_ref(), given: None, markdown: false })
+        .map(|&i| Input {
+            path: members[i].path,
+            text: members[i].text,
+            loaded: loaded[i].as_ref(),
+            given: None,
+            markdown: false,
+        })
         .collect();
     let mut extra: Vec<(String, Result<Node, SyntaxError>)> = Vec::new();
     for (_, _, target) in &named {
@@ -444,7 +450,8 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Some(Bound { input, layer, by: BoundBy::Flag })
         })
         .collect();
-    let mut findings = check::run_with_params(policy, &inputs, &attachments, &bindings, false, now, &params, false).findings;
+    let mut findings =
+        check::run_with_params(policy, &inputs, &attachments, &bindings, false, now, &params, false).findings;
     let manifest = case.files.iter().find(|p| p.rsplit('/').next() == Some(BASE_FILE));
     let folder = manifest.and_then(|p| p.rsplit_once('/')).map_or("", |(d, _)| d);
     for (new, old) in &bases {

@@ -85,7 +85,10 @@ mod tests {
         assert_eq!(url_part("https://a.example/?", UrlPart::Query).unwrap().as_deref(), Some(""));
         assert_eq!(url_part("https://a.example/#x", UrlPart::Fragment).unwrap().as_deref(), Some("x"));
         assert_eq!(url_part(u, UrlPart::Origin).unwrap().as_deref(), Some("https://tracker.example"));
-        assert_eq!(url_part("https://a.example:8443/x", UrlPart::Origin).unwrap().as_deref(), Some("https://a.example:8443"));
+        assert_eq!(
+            url_part("https://a.example:8443/x", UrlPart::Origin).unwrap().as_deref(),
+            Some("https://a.example:8443")
+        );
         assert_eq!(url_part("s3://bucket/runs", UrlPart::Origin).unwrap().as_deref(), Some("null"));
         // A URL without a host has decidedly none; a text that is no URL is unknown.
         assert_eq!(url_part("mailto:a@b.example", UrlPart::Host), Ok(None));

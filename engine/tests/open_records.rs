@@ -118,7 +118,10 @@ fn the_marker_is_found_as_text_exactly_once() {
     // Quoted in a sentence, the marker is a second one.
     let quoted = format!("Quoting `<!-- item:v1 -->` here.\n\n<!-- item:v1 -->\n{RECORD}");
     let found = findings(&[("item.md", &quoted)]);
-    assert!(found.iter().any(|(r, o, m)| r == "item.marker" && *o == Outcome::Fail && m.contains("2 times")), "{found:?}");
+    assert!(
+        found.iter().any(|(r, o, m)| r == "item.marker" && *o == Outcome::Fail && m.contains("2 times")),
+        "{found:?}"
+    );
     // Inside a code block too.
     let fenced = format!("<!-- item:v1 -->\n{RECORD}\n```\n<!-- item:v1 -->\n```\n");
     assert!(findings(&[("item.md", &fenced)]).iter().any(|(r, _, _)| r == "item.marker"));

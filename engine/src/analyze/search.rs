@@ -740,7 +740,13 @@ fn load(docs: &[DocText]) -> Vec<Loaded> {
 fn inputs<'a>(docs: &'a [DocText], loaded: &'a [Loaded]) -> Vec<Input<'a>> {
     docs.iter()
         .zip(loaded)
-        .map(|(d, l)| Input { path: &d.path, text: &d.text, loaded: l.as_ref(), given: d.given.as_deref(), markdown: false })
+        .map(|(d, l)| Input {
+            path: &d.path,
+            text: &d.text,
+            loaded: l.as_ref(),
+            given: d.given.as_deref(),
+            markdown: false,
+        })
         .collect()
 }
 
