@@ -126,9 +126,13 @@ fn without_strangers(db: &Database, set: PolicySet, folder: Vec<SourceText>) -> 
 /// said on standard error, skipped.
 fn read_folder(db: &Database, dir: &Utf8Path, limit: u64) -> Result<Vec<SourceText>, Fatal> {
     let cannot = |e: std::io::Error| Fatal(format!("cannot read folder `{dir}`: {}", lower_first(&e.to_string())));
-    let mut paths: Vec<Utf8PathBuf> = Vec::new();
+    let mut entries: Vec<Utf8PathBuf> = Vec::new();
     for entry in dir.read_dir_utf8().map_err(cannot)? {
-        let path = entry.map_err(cannot)?.into_path();
+        entries.push(entry.map_err(cannot)?.into_path());
+    }
+    entries.sort();
+    let mut paths: Vec<Utf8PathBuf> = Vec::new();
+    for path in entries {
         if path.is_file() && path.extension().is_some_and(|e| DOCUMENT_EXTENSIONS.contains(&e)) {
             paths.push(path);
         } else if path.is_file() {

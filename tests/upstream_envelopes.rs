@@ -202,3 +202,26 @@ fn the_envelope_message_map_names_rules_of_the_library() {
         }
     }
 }
+
+/// Upstream's own envelope case (its test of the setup slice: an autonomy
+/// binding and the one envelope it must accept), run as the test runs the
+/// checker: it passes.
+#[test]
+fn upstreams_own_envelope_case_passes() {
+    let dir = root().join("envelopes/setup-slice-test");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json")).unwrap();
+    assert_eq!(expected["exit"], 0);
+    let out = Command::new(env!("CARGO_BIN_EXE_grail"))
+        .args(["check", "envelope.md", "--binding", "binding.json"])
+        .current_dir(&dir)
+        .output()
+        .expect("grail runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -125,6 +125,11 @@ struct RawDeployment {
     egress_hosts: Option<Vec<Spanned<String>>>,
     credential_roots: Option<Vec<Spanned<String>>>,
     evidence: Option<Spanned<String>>,
+    /// Upstream's names for the two bindings (`--binding`,
+    /// `--security-binding` of its envelope checker): the autonomy binding is
+    /// one more document, the security binding the `security` layer.
+    autonomy_binding: Option<Spanned<String>>,
+    security_binding: Option<Spanned<String>>,
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -140,7 +145,7 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         help: Some(
             "a `grail.toml` has a `[policy]` table with `folders`, and `[deployments.NAME]` tables with \
              `layers`, `items`, `histories`, `documents`, `allow_unknown`, `probe_evidence_root`, \
-             `egress_hosts`, `credential_roots` and `evidence`"
+             `egress_hosts`, `credential_roots`, `evidence`, `autonomy_binding` and `security_binding`"
                 .into(),
         ),
     })?;
@@ -166,22 +171,37 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
         }
         seen.push(folder);
     }
-    let deployments = raw
-        .deployments
-        .into_iter()
-        .map(|(name, d)| DeploymentSpec {
+    let mut deployments = Vec::new();
+    for (name, d) in raw.deployments {
+        let mut layers: Vec<(Located, Located)> = d.layers.into_iter().map(|(k, v)| (located(k), located(v))).collect();
+        if let Some(security) = d.security_binding.map(located) {
+            if let Some((_, first)) = layers.iter().find(|(l, _)| l.value == "security") {
+                return Err(WorkspaceFileError {
+                    message: format!(
+                        "deployment `{}` binds the `security` layer twice: `security_binding` and `layers.security`",
+                        name.get_ref()
+                    ),
+                    span: Some(security.span),
+                    help: Some(format!("`layers.security` names `{}`; keep one of the two", first.value)),
+                });
+            }
+            layers.push((Located { value: "security".into(), span: security.span }, security));
+        }
+        let mut documents: Vec<Located> = d.documents.into_iter().map(located).collect();
+        documents.extend(d.autonomy_binding.map(located));
+        deployments.push(DeploymentSpec {
             name: located(name),
-            layers: d.layers.into_iter().map(|(k, v)| (located(k), located(v))).collect(),
+            layers,
             items: d.items.into_iter().map(located).collect(),
             histories: d.histories.into_iter().map(located).collect(),
-            documents: d.documents.into_iter().map(located).collect(),
+            documents,
             allow_unknown: d.allow_unknown,
             probe_evidence_root: d.probe_evidence_root.map(located),
             egress_hosts: d.egress_hosts.map(|v| v.into_iter().map(located).collect()),
             credential_roots: d.credential_roots.map(|v| v.into_iter().map(located).collect()),
             evidence: d.evidence.map(located),
-        })
-        .collect::<Vec<_>>();
+        });
+    }
     for d in &deployments {
         let mut paths: Vec<&Located> = Vec::new();
         for p in d.paths() {
@@ -280,6 +300,21 @@ histories = ["org/history/step-002.yaml"]
         assert!(bare.probe_evidence_root.is_none() && bare.egress_hosts.is_none() && bare.credential_roots.is_none());
         // A list, never one comma-separated string.
         assert!(parse("[deployments.a]\ndocuments = [\"a.json\"]\negress_hosts = \"a,b\"\n").is_err());
+    }
+
+    #[test]
+    fn upstreams_two_bindings_are_a_document_and_the_security_layer() {
+        let text = "[deployments.a]\nautonomy_binding = \".claude/autonomy/binding.json\"\n\
+                    security_binding = \"security.json\"\nitems = [\"items\"]\n";
+        let d = &parse(text).expect("parses").deployments[0];
+        let docs: Vec<&str> = d.documents.iter().map(|l| l.value.as_str()).collect();
+        assert_eq!(docs, [".claude/autonomy/binding.json"]);
+        let layers: Vec<(&str, &str)> = d.layers.iter().map(|(l, f)| (l.value.as_str(), f.value.as_str())).collect();
+        assert_eq!(layers, [("security", "security.json")]);
+        // One security layer, named once.
+        let twice = "[deployments.a]\nsecurity_binding = \"s.json\"\nlayers = { security = \"t.json\" }\n";
+        let e = parse(twice).expect_err("refused");
+        assert!(e.message.contains("binds the `security` layer twice"), "{e:?}");
     }
 
     #[test]
