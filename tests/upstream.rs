@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
+#[allow(dead_code, reason = "these tests read the message maps only")]
+mod common;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream")
 }
@@ -382,22 +385,7 @@ fn compare(f: &Fixture) -> Compared {
 /// rules that report it.
 fn message_map() -> &'static [(String, Vec<String>)] {
     static MAP: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
-    MAP.get_or_init(|| {
-        let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/upstream.md"))
-            .expect("docs/upstream.md");
-        let section = doc.split("## Finding messages and the rules that report them").nth(1).expect("the section");
-        let section = section.split("\n## ").next().unwrap_or("");
-        let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
-        section
-            .lines()
-            .filter(|l| l.starts_with("| `"))
-            .map(|l| {
-                let cells: Vec<&str> = l.split(" | ").collect();
-                let text = ticked(cells[0]).into_iter().next().unwrap_or_default();
-                (text, ticked(cells.get(1).copied().unwrap_or("")))
-            })
-            .collect()
-    })
+    MAP.get_or_init(|| common::message_table("Finding messages and the rules that report them"))
 }
 
 /// The rules the message map names for an upstream finding line: the row

@@ -20,6 +20,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+#[allow(dead_code, reason = "these tests read the message maps only")]
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream")
 }
@@ -27,19 +30,7 @@ fn root() -> PathBuf {
 /// The envelope message map of docs/upstream.md: the text a message holds,
 /// and the rules that report it.
 fn message_map() -> Vec<(String, Vec<String>)> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/upstream.md"))
-        .expect("docs/upstream.md");
-    let section = doc.split("## Envelope messages and the rules that report them").nth(1).expect("the section");
-    let section = section.split("\n## ").next().unwrap_or("");
-    let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
-    section
-        .lines()
-        .filter(|l| l.starts_with("| `"))
-        .map(|l| {
-            let cells: Vec<&str> = l.split(" | ").collect();
-            (ticked(cells[0]).into_iter().next().unwrap_or_default(), ticked(cells.get(1).copied().unwrap_or("")))
-        })
-        .collect()
+    common::message_table("Envelope messages and the rules that report them")
 }
 
 /// A case's defects as upstream named them: (file, the rules of its

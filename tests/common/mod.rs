@@ -55,3 +55,23 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// A message map of docs/upstream.md: the rows of the table under the
+/// heading `section`, each the text an upstream message holds and the grail
+/// rules that report it.
+#[allow(dead_code, reason = "only the agreement tests read docs/upstream.md")]
+pub fn message_table(section: &str) -> Vec<(String, Vec<String>)> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/upstream.md"))
+        .expect("docs/upstream.md");
+    let section = doc.split(&format!("## {section}")).nth(1).expect("the section");
+    let section = section.split("\n## ").next().unwrap_or("");
+    let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
+    section
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            (ticked(cells[0]).into_iter().next().unwrap_or_default(), ticked(cells.get(1).copied().unwrap_or("")))
+        })
+        .collect()
+}
