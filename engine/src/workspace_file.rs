@@ -112,7 +112,7 @@ struct RawPolicy {
 #[serde(deny_unknown_fields)]
 struct RawDeployment {
     #[serde(default)]
-    layers: BTreeMap<Spanned<String>, Spanned<String>>,
+    layers: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
     items: Vec<Spanned<String>>,
     #[serde(default)]
@@ -130,6 +130,46 @@ struct RawDeployment {
     /// one more document, the security binding the `security` layer.
     autonomy_binding: Option<Spanned<String>>,
     security_binding: Option<Spanned<String>>,
+}
+
+/// A layer's file, or its files: one document of each kind that has the
+/// layer (`security = ["security.yaml", "leases.yaml"]`: the security
+/// binding and the queue's dispatch records).
+enum OneOrMore {
+    One(String),
+    More(Vec<Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMore {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Files;
+        impl<'de> serde::de::Visitor<'de> for Files {
+            type Value = OneOrMore;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a file, or a list of files")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMore, E> {
+                Ok(OneOrMore::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMore, A::Error> {
+                let mut files = Vec::new();
+                while let Some(f) = seq.next_element::<Spanned<String>>()? {
+                    files.push(f);
+                }
+                Ok(OneOrMore::More(files))
+            }
+        }
+        d.deserialize_any(Files)
+    }
+}
+
+/// The files of one layer, each where it is written.
+fn layer_files(value: Spanned<OneOrMore>) -> Vec<Located> {
+    let span = value.span();
+    match value.into_inner() {
+        OneOrMore::One(f) => vec![Located { value: f, span: Span::new(span.start, span.end) }],
+        OneOrMore::More(fs) => fs.into_iter().map(located).collect(),
+    }
 }
 
 fn located(s: Spanned<String>) -> Located {
@@ -173,18 +213,14 @@ pub fn parse(text: &str) -> Result<WorkspaceFile, WorkspaceFileError> {
     }
     let mut deployments = Vec::new();
     for (name, d) in raw.deployments {
-        let mut layers: Vec<(Located, Located)> = d.layers.into_iter().map(|(k, v)| (located(k), located(v))).collect();
-        if let Some(security) = d.security_binding.map(located) {
-            if let Some((_, first)) = layers.iter().find(|(l, _)| l.value == "security") {
-                return Err(WorkspaceFileError {
-                    message: format!(
-                        "deployment `{}` binds the `security` layer twice: `security_binding` and `layers.security`",
-                        name.get_ref()
-                    ),
-                    span: Some(security.span),
-                    help: Some(format!("`layers.security` names `{}`; keep one of the two", first.value)),
-                });
+        let mut layers: Vec<(Located, Located)> = Vec::new();
+        for (layer, files) in d.layers {
+            let layer = located(layer);
+            for file in layer_files(files) {
+                layers.push((layer.clone(), file));
             }
+        }
+        if let Some(security) = d.security_binding.map(located) {
             layers.push((Located { value: "security".into(), span: security.span }, security));
         }
         let mut documents: Vec<Located> = d.documents.into_iter().map(located).collect();
@@ -311,10 +347,16 @@ histories = ["org/history/step-002.yaml"]
         assert_eq!(docs, [".claude/autonomy/binding.json"]);
         let layers: Vec<(&str, &str)> = d.layers.iter().map(|(l, f)| (l.value.as_str(), f.value.as_str())).collect();
         assert_eq!(layers, [("security", "security.json")]);
-        // One security layer, named once.
-        let twice = "[deployments.a]\nsecurity_binding = \"s.json\"\nlayers = { security = \"t.json\" }\n";
-        let e = parse(twice).expect_err("refused");
-        assert!(e.message.contains("binds the `security` layer twice"), "{e:?}");
+        // With the queue's records beside it: both bound to `security`, each of its kind.
+        let both = "[deployments.a]\nsecurity_binding = \"s.json\"\nlayers = { security = \"leases.yaml\" }\n";
+        let d = &parse(both).expect("parses").deployments[0];
+        let layers: Vec<(&str, &str)> = d.layers.iter().map(|(l, f)| (l.value.as_str(), f.value.as_str())).collect();
+        assert_eq!(layers, [("security", "leases.yaml"), ("security", "s.json")]);
+        // A layer may bind one document of each kind that has it.
+        let two = "[deployments.a]\nlayers = { security = [\"s.json\", \"leases.yaml\"], repo = \"r.yaml\" }\n";
+        let d = &parse(two).expect("parses").deployments[0];
+        let layers: Vec<(&str, &str)> = d.layers.iter().map(|(l, f)| (l.value.as_str(), f.value.as_str())).collect();
+        assert_eq!(layers, [("repo", "r.yaml"), ("security", "s.json"), ("security", "leases.yaml")]);
     }
 
     #[test]
