@@ -733,11 +733,21 @@ impl Cx<'_, '_> {
         }
         let duplicated = self.duplicates(entries, path, false);
         let mut fields: Vec<Option<Val>> = vec![None; def.fields.len()];
+        // A field named `*` (a map) holds every key the record does not
+        // declare; of a map of records, those whose value is a mapping.
+        let rest = def.field("*").filter(|&fi| matches!(def.fields[fi].ty, Ty::Map(..)));
+        let mut others: Vec<crate::document::Entry> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             if self.is_forbidden(&e.key) {
                 continue;
             }
             let Some(fi) = def.field(&e.key) else {
+                if let Some(Ty::Map(_, value_ty)) = rest.map(|ri| &def.fields[ri].ty)
+                    && (!matches!(**value_ty, Ty::Record(_)) || matches!(e.value.kind, NodeKind::Map(_)))
+                {
+                    others.push(e.clone());
+                    continue;
+                }
                 let here = join(path, &e.key);
                 // A selector key (`kind`) is part of every document; an open
                 // record (`on unknown_key allow`) ignores the keys it does not declare.
@@ -792,6 +802,13 @@ impl Cx<'_, '_> {
             }
             restore(self);
             fields[fi] = Some(val);
+        }
+        if let Some(ri) = rest
+            && !others.is_empty()
+            && fields[ri].is_none()
+            && let Ty::Map(key_ty, value_ty) = &def.fields[ri].ty
+        {
+            fields[ri] = Some(self.map(key_ty, value_ty, &others, Some(&def.fields[ri]), span, path));
         }
         let mut out = Vec::with_capacity(fields.len());
         for (fi, v) in fields.into_iter().enumerate() {

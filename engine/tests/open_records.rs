@@ -16,6 +16,12 @@ document Autonomy as autonomy where triggers present {
   on type rule a.type
   triggers: Triggers
   strict?: Strict
+  "*"?: map string -> Section default {}
+}
+
+/// Any other section: its surfaces.
+record Section {
+  surfaces?: map string -> Surface default {}
 }
 
 /// Surfaces by name.
@@ -44,6 +50,13 @@ document Item as item, items in markdown after "<!-- item:v1 -->" rule item.mark
   name: string
 }
 
+/// Every surface of another section has a class.
+rule a.other_classes
+  for k, sec in autonomy["*"]
+  for n, s in sec.surfaces
+  require present(s.class) else fail "`{k}.surfaces.{n}` has no class"
+  at s
+
 /// Every surface has a class.
 rule a.classes
   for k, s in autonomy.triggers.surfaces
@@ -65,7 +78,7 @@ fn findings(files: &[(&str, &str)]) -> Vec<(String, Outcome, String)> {
     let mut out: Vec<_> = check_deployment(&db, set, deployment)
         .findings
         .iter()
-        .filter(|f| f.outcome != Outcome::Pass)
+        .filter(|f| !matches!(f.outcome, Outcome::Pass | Outcome::NotApplicable))
         .map(|f| (f.rule.clone(), f.outcome, f.message.clone()))
         .collect();
     out.sort();
@@ -149,4 +162,21 @@ fn white_space_may_come_between_the_marker_and_the_fence_and_text_may_not() {
 fn a_record_that_is_not_json_is_the_syntax_finding() {
     let found = findings(&[("item.md", "<!-- item:v1 -->\n```json\n{name: a}\n```\n")]);
     assert!(found.iter().any(|(r, o, _)| r == "item.syntax" && *o == Outcome::Fail), "{found:?}");
+}
+
+#[test]
+fn a_field_named_star_holds_every_other_key_whose_value_fits() {
+    // `channels` is a section; `budget` (a string) and `roles` (null) are not
+    // mappings, so the open record leaves them unread.
+    let found = findings(&[(
+        "binding.json",
+        r#"{"triggers": {}, "budget": "free", "roles": null,
+            "channels": {"surfaces": {"feed": {"transport": "poll"}}}}"#,
+    )]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "a.other_classes");
+    assert!(found[0].2.contains("`channels.surfaces.feed` has no class"), "{found:?}");
+    let fine =
+        findings(&[("binding.json", r#"{"triggers": {}, "channels": {"surfaces": {"feed": {"class": "temporal"}}}}"#)]);
+    assert_eq!(fine, Vec::new());
 }
