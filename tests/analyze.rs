@@ -126,7 +126,10 @@ fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
     // `choose` and read `url(...)`, which the encoding approximates, and
     // `admission.parent_unverified` now counts only the dispatch records
     // bound to `security`, a binding its twins are written apart from.
-    assert!(written >= 130 && left.len() <= 20, "{written} written; not written: {stderr}");
+    // 22 since `filled` (scenarios.grail) asks for a visible character by a
+    // regular expression over Unicode classes, which the string pool of the
+    // encoding approximates for the run rules that read it.
+    assert!(written >= 130 && left.len() <= 22, "{written} written; not written: {stderr}");
     let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");
