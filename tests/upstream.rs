@@ -400,12 +400,7 @@ fn message_rules(finding: &str) -> Option<&'static [String]> {
 
 #[test]
 fn the_message_map_names_rules_of_the_library() {
-    let library: String = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/guardrails"))
-        .expect("the library")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "grail"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
+    let library = common::library_text();
     let map = message_map();
     assert!(map.len() > 40, "the message map has {} rows", map.len());
     for (text, rules) in map {

@@ -177,12 +177,7 @@ fn grail_agrees_with_the_envelope_checker_on_every_case() {
 
 #[test]
 fn the_envelope_message_map_names_rules_of_the_library() {
-    let library: String = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/guardrails"))
-        .expect("the library")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "grail"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
+    let library = common::library_text();
     for (text, rules) in message_map() {
         assert!(!rules.is_empty(), "the row `{text}` names no rule");
         for rule in rules {

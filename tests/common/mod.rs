@@ -75,3 +75,14 @@ pub fn message_table(section: &str) -> Vec<(String, Vec<String>)> {
         })
         .collect()
 }
+
+/// The text of every file of the shipped library, one after the other.
+#[allow(dead_code, reason = "only the agreement tests read the library's text")]
+pub fn library_text() -> String {
+    std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/guardrails"))
+        .expect("the library")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "grail"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect()
+}
