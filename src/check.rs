@@ -306,7 +306,10 @@ pub(crate) fn report(
                     Some(name) => format!("deployment `{name}` ({})\n", grail_workspace::FILE_NAME),
                     None => String::new(),
                 };
-                text.push_str(&crate::tables::human(db, &report.documents, tables));
+                // The envelope mode's bindings are read, not judged: their tables are not its.
+                if !group.envelopes {
+                    text.push_str(&crate::tables::human(db, &report.documents, tables));
+                }
                 let shown: Vec<&str> = group.documents.iter().map(|d| d.path(db).as_str()).collect();
                 text.push_str(&render::summary_line(&shown, &report.findings, allowed));
                 text
