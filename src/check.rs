@@ -234,8 +234,7 @@ pub(crate) fn report(
             .given(given)
             .named(evidence)
             .bases(group.bases.clone())
-            .markdown(if group.envelopes { group.documents.clone() } else { Vec::new() })
-            .records_asked(group.envelopes)
+            .markdown(group.envelopes.then(|| group.documents.clone()))
             .new(db);
         crate::tables::refuse_crowded(db, set, deployment)?;
         let report = check_deployment(db, set, deployment);

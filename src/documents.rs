@@ -81,15 +81,7 @@ pub fn read_inputs(db: &Database, set: PolicySet, paths: &[Utf8PathBuf], limit: 
 /// marker, reads its folders otherwise: `envelopes.rs`.)
 fn without_strangers(db: &Database, set: PolicySet, folder: Vec<SourceText>) -> Vec<SourceText> {
     let compiled = grail_engine::db::compile_policy(db, set);
-    let markers: Vec<&str> = compiled
-        .policy
-        .documents
-        .iter()
-        .filter_map(|d| match &d.selector {
-            grail_engine::hir::SelectorDef::Markdown { marker, .. } => Some(marker.as_str()),
-            _ => None,
-        })
-        .collect();
+    let markers: Vec<&str> = compiled.policy.markdown_kinds().map(|(_, marker, _)| marker).collect();
     folder
         .into_iter()
         .filter(|doc| {

@@ -11,11 +11,11 @@ use std::process::ExitCode;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use grail_engine::db::{Report, load_document};
-use grail_engine::hir::{Policy, SelectorDef};
+use grail_engine::hir::Policy;
 use grail_engine::{Database, PolicySet, SourceText};
 
 use crate::check::{Group, report};
-use crate::documents::{LayerArg, deployment};
+use crate::documents::{LayerArg, deployment, lower_first};
 use crate::outcome::AllowedBy;
 use crate::{CheckArgs, Fatal};
 
@@ -93,7 +93,7 @@ fn readable(db: &Database, flag: &str, doc: SourceText) -> Result<(), Fatal> {
 /// Every file under `target`, in name order (a folder walked recursively).
 /// A target that is not there stops the check (exit 2), never a finding.
 fn walk(target: &Utf8Path, out: &mut Vec<Utf8PathBuf>) -> Result<(), Fatal> {
-    let cannot = |e: std::io::Error| Fatal(format!("cannot read target `{target}`: {}", lower(&e.to_string())));
+    let cannot = |e: std::io::Error| Fatal(format!("cannot read target `{target}`: {}", lower_first(&e.to_string())));
     let meta = std::fs::metadata(target).map_err(cannot)?;
     if !meta.is_dir() {
         out.push(target.to_path_buf());
@@ -108,10 +108,6 @@ fn walk(target: &Utf8Path, out: &mut Vec<Utf8PathBuf>) -> Result<(), Fatal> {
         walk(&entry, out)?;
     }
     Ok(())
-}
-
-fn lower(s: &str) -> String {
-    grail_engine::workspace_file::lower_first(s)
 }
 
 /// The findings of the envelope mode: those about a target (or about the
@@ -146,8 +142,7 @@ impl RuleSet {
 /// rule of its marker rule's family (`envelope.marker`: `envelope.*`).
 fn record_rules(policy: &Policy) -> Vec<RuleSet> {
     let mut out = Vec::new();
-    for d in &policy.documents {
-        let SelectorDef::Markdown { rule, .. } = &d.selector else { continue };
+    for (d, _, rule) in policy.markdown_kinds() {
         if let Some((family, _)) = rule.rule.split_once('.') {
             out.push(RuleSet::Family(format!("{family}.")));
         }

@@ -153,17 +153,14 @@ pub struct Deployment {
     #[default]
     #[returns(ref)]
     pub named: Vec<NamedDocument>,
-    /// Documents read as Markdown records whatever their names (the targets
-    /// of `grail check --binding A TARGET...`, where every file must carry
-    /// its marker).
+    /// The invocation asked for Markdown records (`grail check --binding A
+    /// TARGET...`): these documents are read as such whatever their names
+    /// (every file must carry its marker), and finding none is the kind's
+    /// `empty` finding, even when the targets hold no file. `None`: the
+    /// documents are read by their names.
     #[default]
     #[returns(ref)]
-    pub markdown: Vec<SourceText>,
-    /// The invocation asked for Markdown records: finding none is the kind's
-    /// `empty` finding, even when the targets hold no file.
-    #[default]
-    #[returns(copy)]
-    pub records_asked: bool,
+    pub markdown: Option<Vec<SourceText>>,
 }
 
 /// A document the caller gives under a name (see [`Deployment::named`]).
@@ -414,7 +411,7 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
             Some(Bound { input, layer: b.layer.clone(), by: b.by })
         })
         .collect();
-    let markdown = deployment.markdown(db);
+    let markdown = deployment.markdown(db).as_deref().unwrap_or_default();
     let mut inputs: Vec<check::Input<'_>> = documents
         .iter()
         .map(|d| {
@@ -473,16 +470,7 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Report { documents, findings: Vec::new(), layers: Vec::new(), now_read: false };
     }
-    let run = check::run_with_params(
-        &compiled.policy,
-        &inputs,
-        &attached,
-        &bindings,
-        false,
-        deployment.now(db),
-        deployment.params(db),
-        deployment.records_asked(db),
-    );
+    let run = run_assembled(db, &compiled.policy, deployment, &inputs, &attached, &bindings);
     let mut findings = run.findings;
     for b in deployment.bases(db) {
         let Some(i) = documents.iter().position(|d| *d == b.document) else { continue };
@@ -525,16 +513,21 @@ pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Depl
 /// The check of a deployment's documents, as `grail check` runs it (no trace).
 fn run_of(db: &dyn salsa::Database, policy: &crate::hir::Policy, deployment: Deployment) -> check::Run {
     let (_, inputs, attached, bindings) = assemble(db, deployment);
-    check::run_with_params(
-        policy,
-        &inputs,
-        &attached,
-        &bindings,
-        false,
-        deployment.now(db),
-        deployment.params(db),
-        deployment.records_asked(db),
-    )
+    run_assembled(db, policy, deployment, &inputs, &attached, &bindings)
+}
+
+/// The check of a deployment's assembled inputs, with its time, parameters
+/// and whether it asked for Markdown records.
+fn run_assembled(
+    db: &dyn salsa::Database,
+    policy: &crate::hir::Policy,
+    deployment: Deployment,
+    inputs: &[check::Input<'_>],
+    attached: &[check::Attachment<'_>],
+    bindings: &[Bound],
+) -> check::Run {
+    let asked = deployment.markdown(db).is_some();
+    check::run_with_params(policy, inputs, attached, bindings, false, deployment.now(db), deployment.params(db), asked)
 }
 
 /// The answers of the policy's admission questions for a deployment.

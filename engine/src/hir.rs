@@ -96,6 +96,15 @@ impl std::fmt::Debug for Derived {
 }
 
 impl Policy {
+    /// The kinds read from Markdown, each with its marker and the rule that
+    /// reports a missing, repeated or unfenced one.
+    pub fn markdown_kinds(&self) -> impl Iterator<Item = (&DocumentDef, &str, &CheckDef)> {
+        self.documents.iter().filter_map(|d| match &d.selector {
+            SelectorDef::Markdown { marker, rule } => Some((d, marker.as_str(), rule)),
+            _ => None,
+        })
+    }
+
     pub fn variant_name(&self, e: EnumId, v: u32) -> &str {
         self.enums.get(e as usize).and_then(|d| d.variants.get(v as usize)).map(String::as_str).unwrap_or("?")
     }

@@ -203,13 +203,13 @@ mod tests {
 
     #[test]
     fn yaml_keys_are_read_from_the_lines_in_column_zero() {
-        let text = "# a binding being typed\nschema_version: \"1.0\"\nkind: remediation-history # a comment\nmerge_policy: {C1: human\n  nested: x\n- item\n'quoted key': 'v'\nroles:\n";
+        let text = "# a binding being typed\nschema_version: \"1.0\"\nkind: pipeline # a comment\ntiers: {T1: hard\n  nested: x\n- item\n'quoted key': 'v'\nroles:\n";
         assert_eq!(
             keys(text),
             [
                 some("schema_version", "1.0"),
-                some("kind", "remediation-history"),
-                none("merge_policy"),
+                some("kind", "pipeline"),
+                none("tiers"),
                 some("quoted key", "v"),
                 none("roles")
             ]
@@ -218,7 +218,8 @@ mod tests {
 
     #[test]
     fn json_keys_are_the_outermost_objects() {
-        let text = "{\n  \"kind\": \"dispatch-leases\",\n  \"leases\": [{\"kind\": \"inner\"}],\n  \"n\": 3,\n  \"broken\": [\n";
-        assert_eq!(keys(text), [some("kind", "dispatch-leases"), none("leases"), none("n"), none("broken")]);
+        let text =
+            "{\n  \"kind\": \"rollbacks\",\n  \"events\": [{\"kind\": \"inner\"}],\n  \"n\": 3,\n  \"broken\": [\n";
+        assert_eq!(keys(text), [some("kind", "rollbacks"), none("events"), none("n"), none("broken")]);
     }
 }

@@ -207,15 +207,8 @@ pub enum Marker {
 /// Whether a Markdown file is a work item of the policy, or nearly one.
 pub fn markdown_marker(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) -> Marker {
     let compiled = crate::db::compile_policy(db, set);
-    let kinds: Vec<(&str, &str)> = compiled
-        .policy
-        .documents
-        .iter()
-        .filter_map(|d| match &d.selector {
-            crate::hir::SelectorDef::Markdown { marker, .. } => Some((marker.as_str(), d.name.as_str())),
-            _ => None,
-        })
-        .collect();
+    let kinds: Vec<(&str, &str)> =
+        compiled.policy.markdown_kinds().map(|(d, marker, _)| (marker, d.name.as_str())).collect();
     let kind_of = |marker: &str| kinds.iter().find(|(m, _)| *m == marker).map_or(String::new(), |(_, k)| k.to_string());
     let text = doc.text(db);
     if let Some(line) = text.lines().find(|l| kinds.iter().any(|(m, _)| *m == l.trim())) {
