@@ -673,9 +673,13 @@ impl<'a> Evaluator<'a> {
                 _ => Val::unknown(),
             },
             Builtin::MatchesGlob => match (string(&vals[0]), string(&vals[1])) {
-                (Some(p), Some(g)) => match glob(&g) {
-                    Ok(m) => Val::bool(m.is_match(&*p)),
-                    Err(_) => Val::unknown(),
+                (Some(p), Some(g)) => match (crate::paths::parse(&p), glob(&g)) {
+                    // A path is matched as it resolves (`evidence/../secrets/x` is
+                    // `secrets/x`); one that climbs above the folder the glob is
+                    // over (`../x`) is outside it, and matches nothing.
+                    (Some(path), Ok(m)) => Val::bool(!path.climbs() && m.is_match(path.to_string())),
+                    (None, _) => not_there(format!("whether `{p}` matches `{g}` (`{p}` is not a path)")),
+                    (_, Err(e)) => not_there(format!("whether `{p}` matches `{g}` (`{g}` is not a glob: {e})")),
                 },
                 _ => Val::unknown(),
             },
@@ -1836,6 +1840,11 @@ pub fn provenance(origin: &Origin) -> Provenance {
 /// A glob over `/`-separated paths: `*` and `?` stay within a segment, `**`
 /// crosses segments (`evidence/**` matches everything below `evidence`).
 pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    // A glob is matched against normalised paths, which hold no `.` or `..`
+    // segment and no empty one: a pattern with one could never match.
+    if pattern.split('/').enumerate().any(|(i, s)| s == "." || s == ".." || (s.is_empty() && i > 0)) {
+        return Err("a `.`, `..` or empty segment, which no normalised path has".into());
+    }
     globset::GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)

@@ -42,6 +42,14 @@ pub fn parse(p: &str) -> Option<Path> {
     Some(Path { root, segments })
 }
 
+impl Path {
+    /// Whether the path climbs above the start of a relative path (`../x`):
+    /// it leads out of whatever folder it is read against.
+    pub fn climbs(&self) -> bool {
+        self.root.is_empty() && self.segments.first().is_some_and(|s| s == "..")
+    }
+}
+
 /// The root of `p` (slashes already forward) and what follows it.
 fn root(p: &str) -> Option<(String, &str)> {
     let b = p.as_bytes();

@@ -27,6 +27,12 @@
 //! `NAME=VALUE` per line, VALUE read as the flag's value is (split at
 //! commas, each entry trimmed). Its `ref` fields resolve in the case's
 //! folder, which stands for the evidence root.
+//!
+//! A fixture is text, so a file of a folder case whose bytes are not UTF-8
+//! text (a binary artifact, a file with a stray `0xFF`) is written as
+//! `NAME.hex` ([`HEX_SUFFIX`]): the bytes its pairs of hex digits spell,
+//! white space and `#` comments aside. It stands for the file `NAME`,
+//! wherever `attach.bind` or a `ref` names it, and is never a document.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,6 +41,29 @@ use crate::diagnostic::{Finding, Outcome};
 use crate::document::{self, Limits, Node, SyntaxError};
 use crate::hir::{ClauseDef, Policy};
 use crate::layers::{Bound, BoundBy};
+
+/// The suffix of a folder case's file written as hex digits: `report.xml.hex`
+/// is the file `report.xml`, with the bytes the digits spell.
+pub const HEX_SUFFIX: &str = ".hex";
+
+/// A file's bytes, kept when they are not UTF-8 text.
+type Bytes = std::sync::Arc<[u8]>;
+
+/// The bytes a [`HEX_SUFFIX`] file spells: pairs of hex digits, white space
+/// and `#` comments aside; `Err` names the first thing that is not a digit.
+fn hex_bytes(path: &str, text: &str) -> Result<Vec<u8>, String> {
+    let mut digits = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for c in line.split('#').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()) {
+            let d = c.to_digit(16).ok_or_else(|| format!("{path}:{}: `{c}` is not a hex digit", n + 1))?;
+            digits.push(d as u8);
+        }
+    }
+    if digits.len() % 2 == 1 {
+        return Err(format!("{path}: an odd number of hex digits; a byte is two"));
+    }
+    Ok(digits.chunks(2).map(|p| p[0] * 16 + p[1]).collect())
+}
 
 /// The file of a folder case that binds its documents to layers.
 pub const LAYERS_FILE: &str = "layers.bind";
@@ -302,7 +331,8 @@ fn case_bindings(case: &Case, files: &[File<'_>], manifest_name: &str) -> Result
             return Err(format!("{manifest}:{}: `{line}` is not `{form}`", n + 1));
         };
         let target = normalise(&format!("{folder}/{}", path.trim())).unwrap_or_default();
-        if !case.files.contains(&target) {
+        let hex = manifest_name == ATTACH_FILE && case.files.contains(&format!("{target}{HEX_SUFFIX}"));
+        if !case.files.contains(&target) && !hex {
             return Err(format!("{manifest}:{}: `{}` is not a file of the case", n + 1, path.trim()));
         }
         out.push((layer.trim().to_string(), target));
@@ -375,11 +405,29 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         .iter()
         .filter(|p| {
             !matches!(p.rsplit('/').next(), Some(LAYERS_FILE | ATTACH_FILE | BASE_FILE | NOW_FILE | PARAMS_FILE))
+                && !p.ends_with(HEX_SUFFIX)
         })
         .filter(|p| !given.iter().any(|(_, g)| g == *p))
         .filter(|p| !bases.iter().any(|(_, b)| b == *p))
         .filter_map(|p| file(files, p))
         .collect();
+    // The files written as hex digits: (the path they stand for, their text as
+    // the command line reads it, their bytes when those are not UTF-8 text).
+    let mut spelled: Vec<(String, String, Option<Bytes>)> = Vec::new();
+    for p in case.files.iter().filter(|p| p.ends_with(HEX_SUFFIX)) {
+        let bytes = hex_bytes(p, file(files, p).map_or("", |f| f.text))?;
+        let (text, raw) = match String::from_utf8(bytes) {
+            Ok(text) => (text, None),
+            Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(e.into_bytes().into())),
+        };
+        spelled.push((p[..p.len() - HEX_SUFFIX.len()].to_string(), text, raw));
+    }
+    // A file's text and its bytes when they are not UTF-8 text, as written or as spelled.
+    let content = |path: &str| -> Option<(&str, Option<Bytes>)> {
+        file(files, path)
+            .map(|f| (f.text, None))
+            .or_else(|| spelled.iter().find(|(p, ..)| p == path).map(|(_, t, r)| (t.as_str(), r.clone())))
+    };
     let loaded: Vec<Option<Result<Node, SyntaxError>>> = members.iter().map(|f| load(f)).collect();
     // The files some member names through a `ref` are attachments, not documents.
     let mut named: Vec<(usize, String, String)> = Vec::new();
@@ -406,12 +454,12 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
     let mut extra: Vec<(String, Result<Node, SyntaxError>)> = Vec::new();
     for (_, _, target) in &named {
         if !extra.iter().any(|(p, _)| p == target)
-            && let Some(f) = file(files, target)
+            && let Some((text, _)) = content(target)
         {
             // An attached file is read as the command line reads it, whatever its name
             // (a Markdown Plan named by a `ref string` too: its text is what counts).
-            let format = crate::db::document_format(f.path, f.text);
-            extra.push((target.clone(), document::load(f.text, format, &Limits::default())));
+            let format = crate::db::document_format(target, text);
+            extra.push((target.clone(), document::load(text, format, &Limits::default())));
         }
     }
     let mut attachments = Vec::new();
@@ -424,24 +472,18 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
                 None => Err("cannot be read: no such file".to_string()),
             },
         };
-        let text = match &read {
-            Ok(_) => file(files, target).map_or("", |f| f.text),
-            Err(_) => "",
+        let (text, raw) = match &read {
+            Ok(_) => content(target).unwrap_or(("", None)),
+            Err(_) => ("", None),
         };
-        attachments.push(Attachment { from: at, path: written, read, text, raw: None });
+        attachments.push(Attachment { from: at, path: written, read, text, raw });
     }
-    // The files the case attaches under recorded paths; they are read as text only.
+    // The files the case attaches under recorded paths; they are not documents.
     let unread: Result<Node, SyntaxError> =
         Err(SyntaxError { message: "not a document".into(), span: grail_lang::ast::Span::default() });
     for (recorded, target) in &given {
-        let text = file(files, target).map_or("", |f| f.text);
-        attachments.push(Attachment {
-            from: check::GIVEN,
-            path: recorded,
-            read: Ok((u32::MAX, &unread)),
-            text,
-            raw: None,
-        });
+        let (text, raw) = content(target).unwrap_or(("", None));
+        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text, raw });
     }
     let bindings: Vec<Bound> = binds
         .into_iter()

@@ -23,12 +23,67 @@ pub fn rfc3339_millis(s: &str) -> Option<i128> {
 /// `fraction` digits of a second, and a second below 60: jiff would read a
 /// leap second `:60` as `:59`, one instant for two texts, so the text is
 /// refused before jiff sees it (grail has no leap seconds to place it).
+///
+/// jiff judges the calendar (`civil::Date`), and the instant is counted
+/// here in nanoseconds: jiff's `Timestamp` stops short of
+/// `9999-12-31T23:59:59Z` (its range leaves room for any offset), and every
+/// instant RFC 3339 can write, year 0000 to 9999, is one grail reads.
 fn instant(s: &str, fraction: usize) -> Option<i128> {
     let b = s.as_bytes();
     if !rfc3339_shape(b, fraction) || b[17] > b'5' {
         return None;
     }
-    s.parse::<jiff::Timestamp>().ok().map(|t| t.as_nanosecond())
+    // INVARIANT: `rfc3339_shape` held, so these bytes are ASCII digits.
+    let number = |from: usize, to: usize| b[from..to].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    let (hour, minute, second) = (number(11, 13), number(14, 16), number(17, 19));
+    let date = jiff::civil::Date::new(number(0, 4) as i16, number(5, 7) as i8, number(8, 10) as i8).ok()?;
+    if hour > 23 || minute > 59 {
+        return None;
+    }
+    let mut rest = &b[19..];
+    let mut nanos: i128 = 0;
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
+        nanos = frac[..n].iter().chain(std::iter::repeat_n(&b'0', 9 - n)).fold(0, |x, d| x * 10 + i128::from(d - b'0'));
+        rest = &frac[n..];
+    }
+    let offset = match rest {
+        [b'+' | b'-', ..] => {
+            let minutes = i64::from(rest[1] - b'0') * 600
+                + i64::from(rest[2] - b'0') * 60
+                + i64::from(rest[4] - b'0') * 10
+                + i64::from(rest[5] - b'0');
+            if rest[0] == b'-' { -minutes * 60 } else { minutes * 60 }
+        }
+        _ => 0,
+    };
+    let days = days_from_civil(i64::from(date.year()), i64::from(date.month()), i64::from(date.day()));
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    Some(i128::from(seconds) * NANOS_PER_SECOND + nanos)
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+/// (Howard Hinnant's `days_from_civil`), for any year jiff's calendar holds.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day counted from 1970-01-01 (the inverse of [`days_from_civil`]).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// Whether `b` has the shape of an RFC 3339 `date-time` (section 5.6):
@@ -75,10 +130,19 @@ fn rfc3339_shape(b: &[u8], fraction: usize) -> bool {
 
 /// An instant as RFC 3339 in UTC, with as many fractional digits as it needs.
 pub fn show_instant(nanos: i128) -> String {
-    match jiff::Timestamp::from_nanosecond(nanos) {
-        Ok(t) => t.to_string(),
-        Err(_) => format!("{nanos} ns after the epoch"),
+    let (seconds, fraction) = (nanos.div_euclid(NANOS_PER_SECOND), nanos.rem_euclid(NANOS_PER_SECOND));
+    let Ok(seconds) = i64::try_from(seconds) else { return format!("{nanos} ns after the epoch") };
+    let (date, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(date);
+    if !(0..=9999).contains(&year) {
+        return format!("{nanos} ns after the epoch");
     }
+    let mut out = format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}", time / 3600, time / 60 % 60, time % 60);
+    if fraction != 0 {
+        out.push_str(format!(".{fraction:09}").trim_end_matches('0'));
+    }
+    out.push('Z');
+    out
 }
 
 /// A duration as a person reads it: `72h`, `72h 999ms`, `-1s`, `0s`.
@@ -108,6 +172,23 @@ mod tests {
         assert_eq!(rfc3339_nanos("2026-08-11T11:00:00+02:00"), rfc3339_nanos("2026-08-11T09:00:00Z"));
         assert_eq!(rfc3339_nanos("2024-02-29T00:00:00.25Z"), Some(1_709_164_800 * S + S / 4));
         assert_eq!(rfc3339_nanos("1970-01-01t00:00:00.000000001z"), Some(1));
+        assert_eq!(rfc3339_nanos("1969-12-31T23:59:59.5Z"), Some(-S / 2));
+        assert_eq!(rfc3339_nanos("2026-08-11T09:00:00-00:30"), rfc3339_nanos("2026-08-11T09:30:00Z"));
+    }
+
+    #[test]
+    fn reads_every_year_rfc3339_writes() {
+        // jiff's `Timestamp` stops short of the last second of 9999; grail does not.
+        let first = rfc3339_nanos("0000-01-01T00:00:00Z").unwrap();
+        let last = rfc3339_nanos("9999-12-31T23:59:59.999999999Z").unwrap();
+        assert_eq!(first, -62_167_219_200 * S);
+        assert_eq!(last, 253_402_300_800 * S - 1);
+        assert_eq!(rfc3339_nanos("9999-12-31T23:59:59-23:59").map(|t| t > last), Some(true));
+        assert_eq!(show_instant(last), "9999-12-31T23:59:59.999999999Z");
+        assert_eq!(show_instant(first), "0000-01-01T00:00:00Z");
+        assert_eq!(show_instant(rfc3339_nanos("0001-01-01T00:00:00Z").unwrap()), "0001-01-01T00:00:00Z");
+        let span = rfc3339_nanos("9999-12-31T23:59:59Z").unwrap() - rfc3339_nanos("0001-01-01T00:00:00Z").unwrap();
+        assert_eq!(show_duration(span), format!("{}h 59m 59s", span / S / 3600));
     }
 
     #[test]
