@@ -48,7 +48,7 @@ functions! {
     "flatten" ["flatten(xss)"] "the entries of a list of lists, in order";
     "int" ["int(s)"] "a string read as an integer (absent if it is not one)";
     "timestamp" ["timestamp(s)"]
-        "an RFC 3339 date-time as an instant (absent if malformed, calendar-invalid, or a `:60` second)";
+        "an RFC 3339 date-time, year 0000 to 9999, as an instant (absent if malformed, calendar-invalid, or a `:60` second)";
     "timestamp_millis" ["timestamp_millis(s)"]
         "`timestamp(s)` with at most three fraction digits (upstream's strict form); absent otherwise";
     "now" ["now()"] "the time of the check: `--now`, else the machine's clock (the report says which)";
@@ -81,7 +81,7 @@ functions! {
     "attached" ["attached(p)"] "the file the invocation attached under the recorded path `p` (`--attach p=FILE`)";
     "replace" ["replace(s, from, to)"] "every `from` in `s` replaced by `to`";
     "matches_glob" ["matches_glob(path, pattern)"]
-        "a glob over `/`-separated paths: `*` and `?` within one segment, `**` across any number, `[ab]`, `{a,b}`";
+        "a glob over `/`-separated paths: `*` and `?` within one segment, `**` across any number, `[ab]`, `{a,b}`; the path is matched normalised (`a/../b` is `b`), one that climbs above its folder (`../x`) matches nothing, and a pattern with a `.`, `..` or empty segment is no glob";
     "resolve_path" ["resolve_path(base, p)"]
         "`p` against the folder `base` (unless `p` is absolute), `.` and `..` resolved by their text";
     "relative_path" ["relative_path(p, base)"] "`p` relative to the folder `base`; absent when `p` is not below `base`";
