@@ -1843,7 +1843,7 @@ pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
     // A glob is matched against normalised paths, which hold no `.` or `..`
     // segment and no empty one: a pattern with one could never match.
     if pattern.split('/').enumerate().any(|(i, s)| s == "." || s == ".." || (s.is_empty() && i > 0)) {
-        return Err("a `.`, `..` or empty segment, which no normalised path has".into());
+        return Err("it has a `.`, `..` or empty segment, and a normalised path never does".into());
     }
     globset::GlobBuilder::new(pattern)
         .literal_separator(true)

@@ -113,7 +113,7 @@ pub fn under(p: &str, root: &str) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::{normalize, parts, under};
+    use super::{normalize, parse, parts, under};
 
     #[test]
     fn normalises_by_the_text() {
@@ -138,6 +138,13 @@ mod tests {
         }
         for bad in ["", "C:x", "c:", "//server", "//server/", "\\\\?\\C:\\x", "//./pipe/x", "a\0b", "a\nb", "a:b/c"] {
             assert_eq!(normalize(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_relative_path_that_leaves_its_folder_climbs() {
+        for (p, climbs) in [("../x", true), ("a/../../x", true), ("a/../x", false), ("/../x", false), ("..", true)] {
+            assert_eq!(parse(p).map(|p| p.climbs()), Some(climbs), "{p}");
         }
     }
 

@@ -564,6 +564,13 @@ mod tests {
     }
 
     #[test]
+    fn hex_spells_bytes() {
+        assert_eq!(hex_bytes("a.hex", "# a comment\n3c 2f\nFF0a # end\n"), Ok(vec![0x3c, 0x2f, 0xff, 0x0a]));
+        assert_eq!(hex_bytes("a.hex", "3c 2"), Err("a.hex: an odd number of hex digits; a byte is two".into()));
+        assert_eq!(hex_bytes("a.hex", "\n3g"), Err("a.hex:2: `g` is not a hex digit".into()));
+    }
+
+    #[test]
     fn paths_normalise_inside_the_folder() {
         assert_eq!(normalise("tests/r/fail/./probes/../t.json").as_deref(), Some("tests/r/fail/t.json"));
         assert_eq!(normalise("../x"), None);
