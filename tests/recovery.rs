@@ -170,14 +170,17 @@ fn a_plan_equal_to_its_hash_only_once_decoded_fails_its_hash() {
         use sha2::Digest as _;
         sha2::Sha256::digest(&held).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
-    for (case, bytes) in [("fffd-exact", held.clone()), ("fffd-forged", [&original[..], b"\n- A note: \xff\n"].concat())] {
+    for (case, bytes) in
+        [("fffd-exact", held.clone()), ("fffd-forged", [&original[..], b"\n- A note: \xff\n"].concat())]
+    {
         let dir = copy(case, "state.yaml", |t| t.replace(&recorded, &hash));
         std::fs::remove_file(dir.join(".versions").join(&name)).expect("the copied version");
         std::fs::write(dir.join(".versions").join(format!("plan.md.{hash}")), &bytes).expect("write");
         assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&held), "one text once decoded");
         let report = check(&dir, "state.yaml");
         let found = outcomes(&report, "recovery.plan_artifacts");
-        let want = if bytes == held { vec![] } else { vec![("recovery.plan_artifacts".to_string(), "fail".to_string())] };
+        let want =
+            if bytes == held { vec![] } else { vec![("recovery.plan_artifacts".to_string(), "fail".to_string())] };
         assert_eq!(found, want, "{case}: {report:#}");
     }
 }

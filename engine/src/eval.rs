@@ -651,9 +651,7 @@ impl<'a> Evaluator<'a> {
                 }
                 None => Val::unknown(),
             },
-            Builtin::Text | Builtin::Lines | Builtin::ReplaceLine
-                if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) =>
-            {
+            Builtin::Text | Builtin::Lines | Builtin::ReplaceLine if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) => {
                 not_there(format!("the text of `{}` (the file is not UTF-8 text)", vals[0].display(self.policy)))
             }
             Builtin::Text => match &vals[0].kind {
@@ -682,7 +680,11 @@ impl<'a> Evaluator<'a> {
                     match usize::try_from(n.to_i128().unwrap_or(-1)).ok().and_then(|n| replace_line(&t, n, &to)) {
                         Some(s) => out(V::Str(s.into())),
                         None => Val::absent(
-                            format!("line {} of `{}` (it has no such line)", vals[1].display(self.policy), vals[0].display(self.policy)),
+                            format!(
+                                "line {} of `{}` (it has no such line)",
+                                vals[1].display(self.policy),
+                                vals[0].display(self.policy)
+                            ),
                             None,
                             Span::default(),
                         ),
