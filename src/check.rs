@@ -119,8 +119,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, Fatal> {
 
 /// The previous versions `--base` names: `OLD` for the one document checked,
 /// `NAME=OLD` for the document bound to layer `NAME`. Each must be of a kind
-/// whose policy says how it may change (`on change rule`), or the check does
-/// not run: a comparison that cannot be made is never a silent pass.
+/// whose policy says how it may change (`on change rule`), and a document of
+/// that kind (not empty, JSON or YAML), or the check does not run: a
+/// comparison that cannot be made is never a silent pass.
 fn bases(
     db: &Database,
     set: PolicySet,
@@ -154,6 +155,10 @@ fn bases(
         grail_engine::db::change_rule(db, set, document).map_err(|m| Fatal(format!("{flag}{m}")))?;
         let base = crate::documents::read_document(db, camino::Utf8Path::new(old), limit)
             .map_err(|Fatal(m)| Fatal(format!("{flag}{m}")))?;
+        // A previous version that cannot be read is never the policy's defaults.
+        if let Some(why) = grail_engine::db::base_unreadable(db, set, document, base) {
+            return Err(Fatal(format!("{flag}{why}")));
+        }
         if out.iter().any(|b: &BaseVersion| b.document == document) {
             return Err(Fatal(format!("{flag}`{}` already has a previous version", document.path(db))));
         }

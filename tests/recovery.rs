@@ -153,6 +153,38 @@ fn a_file_that_cannot_be_read_is_unknown_never_pass() {
     assert_eq!(answer(&dir, "state.yaml", "recover"), "DENY");
 }
 
+/// Issue 40 class 1: a Plan version whose bytes differ from the hashed
+/// original only where the original held U+FFFD (a lossy decoding reads
+/// them as one text) fails its hash: the hash is over the exact bytes.
+/// (A fixture pair cannot hold bytes that are not UTF-8: the library's
+/// fixtures are built into the binary as text.)
+#[test]
+fn a_plan_equal_to_its_hash_only_once_decoded_fails_its_hash() {
+    let versions = root().join("examples/recovery/.versions");
+    let name = std::fs::read_dir(&versions).expect("versions").flatten().next().expect("one version").file_name();
+    let name = name.to_str().expect("a name").to_string();
+    let recorded = name.trim_start_matches("plan.md.").to_string();
+    let original = std::fs::read(versions.join(&name)).expect("the decision Plan");
+    let held = [&original[..], "\n- A note: \u{fffd}\n".as_bytes()].concat();
+    let hash = {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(&held).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    for (case, bytes) in
+        [("fffd-exact", held.clone()), ("fffd-forged", [&original[..], b"\n- A note: \xff\n"].concat())]
+    {
+        let dir = copy(case, "state.yaml", |t| t.replace(&recorded, &hash));
+        std::fs::remove_file(dir.join(".versions").join(&name)).expect("the copied version");
+        std::fs::write(dir.join(".versions").join(format!("plan.md.{hash}")), &bytes).expect("write");
+        assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&held), "one text once decoded");
+        let report = check(&dir, "state.yaml");
+        let found = outcomes(&report, "recovery.plan_artifacts");
+        let want =
+            if bytes == held { vec![] } else { vec![("recovery.plan_artifacts".to_string(), "fail".to_string())] };
+        assert_eq!(found, want, "{case}: {report:#}");
+    }
+}
+
 #[test]
 fn a_revocation_after_the_authorization_keeps_the_history_and_blocks_run() {
     let revoke = |t: String| {

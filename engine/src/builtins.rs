@@ -80,6 +80,8 @@ functions! {
     "sha256" ["sha256(f)"] "the lower-case hex SHA-256 of an attached file's exact bytes (binary too), or of a string";
     "attached" ["attached(p)"] "the file the invocation attached under the recorded path `p` (`--attach p=FILE`)";
     "replace" ["replace(s, from, to)"] "every `from` in `s` replaced by `to`";
+    "replace_line" ["replace_line(s, n, to)"]
+        "`s` (a string or an attached file's text) with its line `n` (0-based, as `lines(s)` counts them) replaced by `to`, every line end kept as written; absent when it has no line `n`";
     "matches_glob" ["matches_glob(path, pattern)"]
         "a glob over `/`-separated paths: `*` and `?` within one segment, `**` across any number, `[ab]`, `{a,b}`; the path is matched normalised (`a/../b` is `b`), one that climbs above its folder (`../x`) matches nothing, and a pattern with a `.`, `..` or empty segment is no glob";
     "resolve_path" ["resolve_path(base, p)"]

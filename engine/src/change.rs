@@ -15,6 +15,7 @@ use grail_lang::ast::{Growth, Span};
 use crate::check::{Input, parse};
 use crate::conform::{Env, conform, direction, join, tight_enough};
 use crate::diagnostic::{Finding, Outcome};
+use crate::document::{Node, NodeKind};
 use crate::hir::*;
 use crate::value::{Origin, Val, ValKind};
 
@@ -24,43 +25,139 @@ const OLD: u32 = u32::MAX - 1;
 
 /// The findings of comparing `new` (input `new_index` of the deployment)
 /// with its previous version `old`: the kind's `change` rule FAILs where the
-/// new version loosens or removes, and PASSes once when it does not. Empty
-/// when either cannot be read, when they are of different kinds, or when the
-/// kind declares no `change` rule (the caller says so before checking).
+/// new version loosens or removes, and PASSes once when it does not. The
+/// previous version is read as strictly as the new one: one that cannot be
+/// read as a document of the new one's kind (see [`unreadable`]) is one FAIL
+/// saying why, and each structural finding of its own (a value not of its
+/// type, an unknown or duplicate key) is a FAIL naming it as the previous
+/// version's, so a value the old file does not hold validly never compares
+/// as if it were absent. Empty when `new` cannot be read (its own findings
+/// say why) or its kind declares no `change` rule (the caller says so
+/// before checking).
 pub fn compare(policy: &Policy, new: &Input<'_>, new_index: usize, old: &Input<'_>) -> Vec<Finding> {
-    let (Ok(Some((kind, new_node))), Ok(Some((old_kind, old_node)))) =
-        (parse(policy, new_index as u32, new), parse(policy, OLD, old))
-    else {
+    let Ok(Some((kind, new_node))) = parse(policy, new_index as u32, new) else {
         return Vec::new();
     };
-    if kind != old_kind {
-        return Vec::new();
-    }
     let Some(rule) = change_rule(policy, kind) else { return Vec::new() };
+    let at = Some((new_index as u32, Span::new(0, 0)));
+    let finding = |outcome: Outcome, subject: String, message: String| Finding {
+        rule: rule.rule.clone(),
+        outcome,
+        subject,
+        message,
+        location: at,
+        policy: Some(rule.loc),
+        labels: Vec::new(),
+        bound: Vec::new(),
+        trace: Vec::new(),
+        place: crate::diagnostic::Place::default(),
+    };
+    let old_node = match previous(policy, kind, old) {
+        Ok(node) => node,
+        Err(why) => return vec![finding(Outcome::Fail, new.path.to_string(), why)],
+    };
     let none = Checks::default();
     let never = |_: &str| crate::conform::Resolved::Refused("not compared".into());
     let env = Env { overrides: &none, resolve: &never, partial: false };
     let (new_root, _) = conform(policy, kind, new_index as u32, &new_node, &env);
-    let (old_root, _) = conform(policy, kind, OLD, &old_node, &env);
+    let (old_root, old_findings) = conform(policy, kind, OLD, &old_node, &env);
     let record = policy.documents[kind as usize].record;
     let mut v = Versions { policy, rule, old, findings: Vec::new() };
-    let at = Some((new_index as u32, Span::new(0, 0)));
+    for f in old_findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
+        let span = f.location.map_or(Span::new(0, 0), |(_, s)| s);
+        let message = format!(
+            "the previous version does not conform, so it cannot show what the new version may not loosen: {}: {} (`{}` of the previous version)",
+            located(old, span),
+            f.message,
+            f.rule,
+        );
+        let mut base = finding(Outcome::Fail, format!("previous version: {}", f.subject), message);
+        // At the same key of the new version, or the nearest one it has.
+        base.location = Some((new_index as u32, nearest(&new_node, &f.subject)));
+        v.findings.push(base);
+    }
     v.walk(&old_root, &new_root, &Ty::Record(record), None, "", at);
     if v.findings.is_empty() {
-        v.findings.push(Finding {
-            rule: rule.rule.clone(),
-            outcome: Outcome::Pass,
-            subject: new.path.to_string(),
-            message: String::new(),
-            location: at,
-            policy: Some(rule.loc),
-            labels: Vec::new(),
-            bound: Vec::new(),
-            trace: Vec::new(),
-            place: crate::diagnostic::Place::default(),
-        });
+        v.findings.push(finding(Outcome::Pass, new.path.to_string(), String::new()));
     }
     v.findings
+}
+
+/// Why `old` cannot be compared with `new` as its previous version, located
+/// in `old` (`old.yaml:3:1: ...`): it is empty, not JSON or YAML, not a
+/// mapping, of no kind the policy declares, or of another kind than `new`.
+/// `None` when it can be read (its structural findings, if any, are
+/// [`compare`]'s), or when `new` itself cannot be.
+pub fn unreadable(policy: &Policy, new: &Input<'_>, old: &Input<'_>) -> Option<String> {
+    let Ok(Some((kind, _))) = parse(policy, u32::MAX, new) else { return None };
+    previous(policy, kind, old).err()
+}
+
+/// The previous version's tree, when it is a document of `kind`.
+fn previous<'a>(policy: &Policy, kind: DocKindId, old: &Input<'a>) -> Result<std::borrow::Cow<'a, Node>, String> {
+    let empty = old.text.trim().is_empty() || matches!(old.loaded, Some(Ok(n)) if n.kind == NodeKind::Null);
+    if empty {
+        return Err(format!(
+            "{}: the previous version is empty: it holds no document to compare with",
+            located(old, Span::new(0, 0))
+        ));
+    }
+    let (old_kind, node) = match parse(policy, OLD, old) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            return Err(format!(
+                "{}: the previous version is not a document this policy reads",
+                located(old, Span::new(0, 0))
+            ));
+        }
+        Err(f) => {
+            let span = f.location.map_or(Span::new(0, 0), |(_, s)| s);
+            return Err(format!("{}: the previous version cannot be read: {}", located(old, span), f.message));
+        }
+    };
+    if old_kind != kind {
+        let name = |k: DocKindId| policy.documents[k as usize].name.clone();
+        return Err(format!(
+            "{}: the previous version is a `{}`, and the new version a `{}`",
+            located(old, Span::new(0, 0)),
+            name(old_kind),
+            name(kind)
+        ));
+    }
+    Ok(node)
+}
+
+/// The span of the value at a key path (`a.b[2].c`) of a document, or of
+/// the nearest key on the way that it has (the document itself at worst).
+fn nearest(root: &Node, path: &str) -> Span {
+    let mut node = root;
+    for segment in path.split('.') {
+        let (key, indexes) = segment.split_once('[').map_or((segment, ""), |(k, rest)| (k, rest));
+        let mut next = match &node.kind {
+            NodeKind::Map(entries) if !key.is_empty() => entries.iter().find(|e| e.key == key).map(|e| &e.value),
+            _ if key.is_empty() => Some(node),
+            _ => None,
+        };
+        for index in indexes.split('[').map(|i| i.trim_end_matches(']')).filter(|i| !i.is_empty()) {
+            next = match (next.map(|n| &n.kind), index.parse::<usize>()) {
+                (Some(NodeKind::List(items)), Ok(i)) => items.get(i),
+                _ => None,
+            };
+        }
+        match next {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    node.span
+}
+
+/// `old.yaml:3:5`: where a span of the previous version is, by line and column (1-based).
+fn located(old: &Input<'_>, span: Span) -> String {
+    let before = old.text.get(..span.start).unwrap_or(old.text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{}:{line}:{column}", old.path)
 }
 
 /// The rule a kind's `change` findings carry (`on change rule ID` in its layers).

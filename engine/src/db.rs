@@ -500,6 +500,14 @@ pub fn change_rule(db: &dyn salsa::Database, set: PolicySet, doc: SourceText) ->
         .ok_or_else(|| format!("the policy does not say how a `{kind}` may change over time: its `layers of {kind}` declares no `on change rule`"))
 }
 
+/// Why `base` cannot be compared with `doc` as its previous version
+/// (`--base`), located in `base`: empty, not JSON or YAML, or not a document
+/// of `doc`'s kind. `None` when it can.
+pub fn base_unreadable(db: &dyn salsa::Database, set: PolicySet, doc: SourceText, base: SourceText) -> Option<String> {
+    let compiled = compile_policy(db, set);
+    crate::change::unreadable(&compiled.policy, &input(db, doc), &input(db, base))
+}
+
 /// A deployment checked, with the documents rules read (typed values) and
 /// every finding: what `grail graph` draws. Empty when the policy does not compile.
 pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Option<check::Run> {

@@ -651,7 +651,7 @@ impl<'a> Evaluator<'a> {
                 }
                 None => Val::unknown(),
             },
-            Builtin::Text | Builtin::Lines if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) => {
+            Builtin::Text | Builtin::Lines | Builtin::ReplaceLine if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) => {
                 not_there(format!("the text of `{}` (the file is not UTF-8 text)", vals[0].display(self.policy)))
             }
             Builtin::Text => match &vals[0].kind {
@@ -670,6 +670,26 @@ impl<'a> Evaluator<'a> {
             },
             Builtin::Replace => match (string(&vals[0]), string(&vals[1]), string(&vals[2])) {
                 (Some(s), Some(from), Some(to)) if !from.is_empty() => out(V::Str(s.replace(&*from, &to).into())),
+                _ => Val::unknown(),
+            },
+            Builtin::ReplaceLine => match (content(&vals[0]), vals[1].as_int(), string(&vals[2])) {
+                (Some(t), Some(n), Some(to)) => {
+                    if !self.spend(t.len() as u64 / 64) {
+                        return Val::unknown();
+                    }
+                    match usize::try_from(n.to_i128().unwrap_or(-1)).ok().and_then(|n| replace_line(&t, n, &to)) {
+                        Some(s) => out(V::Str(s.into())),
+                        None => Val::absent(
+                            format!(
+                                "line {} of `{}` (it has no such line)",
+                                vals[1].display(self.policy),
+                                vals[0].display(self.policy)
+                            ),
+                            None,
+                            Span::default(),
+                        ),
+                    }
+                }
                 _ => Val::unknown(),
             },
             Builtin::MatchesGlob => match (string(&vals[0]), string(&vals[1])) {
@@ -1839,6 +1859,23 @@ pub fn provenance(origin: &Origin) -> Provenance {
 
 /// A glob over `/`-separated paths: `*` and `?` stay within a segment, `**`
 /// crosses segments (`evidence/**` matches everything below `evidence`).
+/// `text` with its line `n` (0-based, counted as `str::lines` counts them:
+/// a line ends at `\n` or `\r\n`, a last line without an end is a line)
+/// replaced by `to`, every line end kept as written; `None` when the text
+/// has no line `n`.
+pub fn replace_line(text: &str, n: usize, to: &str) -> Option<String> {
+    let (mut start, mut index) = (0, 0);
+    for line in text.split_inclusive('\n') {
+        if index == n {
+            let end = line.strip_suffix("\r\n").or_else(|| line.strip_suffix('\n')).unwrap_or(line).len();
+            return Some(format!("{}{to}{}", &text[..start], &text[start + end..]));
+        }
+        start += line.len();
+        index += 1;
+    }
+    None
+}
+
 pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
     // A glob is matched against normalised paths, which hold no `.` or `..`
     // segment and no empty one: a pattern with one could never match.

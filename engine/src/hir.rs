@@ -650,6 +650,9 @@ pub enum Builtin {
     Lines,
     /// `replace(s, from, to)`: every `from` in `s` replaced by `to`.
     Replace,
+    /// `replace_line(s, n, to)`: line `n` of a text (0-based, as `lines`
+    /// counts) replaced by `to`, every line end kept.
+    ReplaceLine,
     /// `matches_glob(path, pattern)`: a glob over `/`-separated paths (`*`
     /// within a segment, `**` across segments).
     MatchesGlob,
@@ -694,12 +697,13 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [(&'static str, Builtin, usize); 25] = [
+    pub const ALL: [(&'static str, Builtin, usize); 26] = [
         ("is_null", Builtin::IsNull, 1),
         ("sha256", Builtin::Sha256, 1),
         ("text", Builtin::Text, 1),
         ("lines", Builtin::Lines, 1),
         ("replace", Builtin::Replace, 3),
+        ("replace_line", Builtin::ReplaceLine, 3),
         ("matches_glob", Builtin::MatchesGlob, 2),
         ("resolve_path", Builtin::ResolvePath, 2),
         ("relative_path", Builtin::RelativePath, 2),

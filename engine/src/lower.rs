@@ -2303,8 +2303,10 @@ impl<'a> RuleLowerer<'a> {
                     self.expect(&lowered[1].1, &Ty::Str, &args[1]);
                 }
                 if !matches!(builtin, Builtin::IsNull | Builtin::Show | Builtin::Join) {
-                    for ((_, t), a) in lowered.iter().zip(args) {
-                        self.expect(t, &Ty::Str, a);
+                    for (i, ((_, t), a)) in lowered.iter().zip(args).enumerate() {
+                        // `replace_line`'s second argument is a line's index.
+                        let want = if builtin == Builtin::ReplaceLine && i == 1 { Ty::Int } else { Ty::Str };
+                        self.expect(t, &want, a);
                     }
                 }
                 // An address, a network, a host name or a path written in the policy is checked when it compiles.

@@ -294,3 +294,21 @@ rule file.text
     let (o, m) = judge(&p, "file.text", &doc(""), &[("/out/blob.bin", b"ok")]);
     assert_eq!(o, Outcome::Pass, "{m}");
 }
+
+#[test]
+fn one_line_is_replaced_by_its_index_every_line_end_kept() {
+    let p = policy(
+        r#"
+rule text.one_line
+  require replace_line(doc.v, 1, "X") == doc.w else fail "`{doc.v}` is not `a`, a line, `c`"
+"#,
+    );
+    let doc = |v: &str| format!("v: {}\nw: \"a\\nX\\r\\nc\"\n", serde_json::to_string(v).unwrap());
+    // A last line end added, a line that is not there, another line changed: each fails its twin's test.
+    for (bad, good) in [("a\nb\r\nc\n", "a\nb\r\nc"), ("a", "a\n  b\r\nc"), ("a \nb\r\nc", "a\nb\r\nc")] {
+        let (o, m) = judge(&p, "text.one_line", &doc(bad), &[]);
+        assert_eq!(o, Outcome::Fail, "{bad:?}: {m}");
+        let (o, m) = judge(&p, "text.one_line", &doc(good), &[]);
+        assert_eq!(o, Outcome::Pass, "{good:?}: {m}");
+    }
+}
