@@ -428,7 +428,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Ok(_) => file(files, target).map_or("", |f| f.text),
             Err(_) => "",
         };
-        attachments.push(Attachment { from: at, path: written, read, text, raw: None });
+        attachments.push(Attachment { from: at, path: written, read, text: text.into(), raw: None });
     }
     // The files the case attaches under recorded paths; they are read as text only.
     let unread: Result<Node, SyntaxError> =
@@ -439,7 +439,7 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             from: check::GIVEN,
             path: recorded,
             read: Ok((u32::MAX, &unread)),
-            text,
+            text: text.into(),
             raw: None,
         });
     }
