@@ -324,10 +324,36 @@ pub fn check_kinds(data: &[u8]) {
 
 /// [`check_kinds`] with a given layout, in a given database.
 pub fn check_kinds_in(db: &Database, set: PolicySet, layout: Layout, data: &[u8]) {
-    use grail_engine::Deployment;
-    use grail_engine::db::{
-        AttachedFile, GivenFile, LayerBinding, NamedDocument, check_deployment, explain_deployment,
+    let Some((deployment, _)) = deployment(db, set, layout, data) else { return };
+    check_deployment_properties(db, set, layout, deployment);
+}
+
+/// The syntax, type and unknown-key findings of a layout's own example, as
+/// `rule: message` (none, for a layout that reads its file as its kind).
+pub fn structural_findings(db: &Database, set: PolicySet, layout: Layout) -> Vec<String> {
+    let Some((deployment, _)) = deployment(db, set, layout, layout.seed().as_bytes()) else {
+        return vec!["the deployment holds two documents of a kind allowed once".into()];
     };
+    let report = grail_engine::db::check_deployment(db, set, deployment);
+    report
+        .findings
+        .iter()
+        .filter(|f| f.outcome != Outcome::Pass)
+        .filter(|f| [".syntax", ".type", ".unknown_key", ".duplicate_key"].iter().any(|k| f.rule.ends_with(k)))
+        .map(|f| format!("{}: {}", f.rule, f.message))
+        .collect()
+}
+
+/// The deployment of a layout with `data` as its file; `None` when it holds
+/// two documents of a kind allowed once (a usage error, exit 2).
+fn deployment(
+    db: &Database,
+    set: PolicySet,
+    layout: Layout,
+    data: &[u8],
+) -> Option<(grail_engine::Deployment, Vec<SourceText>)> {
+    use grail_engine::Deployment;
+    use grail_engine::db::{AttachedFile, GivenFile, LayerBinding, NamedDocument};
     let mut made: Vec<(&str, SourceText)> = Vec::new();
     let mut file = |path: &str| -> Option<SourceText> {
         if let Some((_, doc)) = made.iter().find(|(p, _)| *p == path) {
@@ -391,11 +417,17 @@ pub fn check_kinds_in(db: &Database, set: PolicySet, layout: Layout, data: &[u8]
         .now(Some(1_786_000_000_000_000_000))
         .new(db);
     if !grail_engine::db::crowded_deployment(db, set, deployment).is_empty() {
-        return;
+        return None;
     }
+    let hostile = made.iter().filter(|(p, _)| *p == layout.hostile).map(|(_, d)| *d).collect();
+    Some((deployment, hostile))
+}
+
+fn check_deployment_properties(db: &Database, set: PolicySet, layout: Layout, deployment: grail_engine::Deployment) {
+    use grail_engine::db::{check_deployment, explain_deployment};
     let report = check_deployment(db, set, deployment);
     assert!(!report.findings.is_empty(), "a check reports at least one outcome");
-    let hostile = made.iter().find(|(p, _)| *p == layout.hostile).map(|(_, d)| *d);
+    let hostile = report.documents.iter().find(|d| d.path(db) == layout.hostile).copied();
     if let Some(doc) = hostile
         && report.documents.contains(&doc)
         && !layout.hostile.ends_with(".md")

@@ -256,12 +256,17 @@ fn mutated_documents_never_crash_a_check_against_the_shipped_library() {
 
 /// The seeds of `check_kinds`: each layout's own file behind its byte (a
 /// document of every kind, and every kind of attached file), then the
-/// project's other documents, each behind the byte of a layout of its
-/// format (`fuzz/seeds/kinds/` holds the first ones for `fuzz/run`).
+/// examples and the fuzz seeds, each behind the byte of a layout in turn
+/// (`fuzz/seeds/kinds/` holds the first ones for `fuzz/run`).
 fn kinds_seeds() -> Vec<Vec<u8>> {
     let layouts = harness::Layout::ALL;
     let mut out: Vec<Vec<u8>> = layouts.iter().enumerate().map(|(i, l)| kind_seed(i, l)).collect();
-    for (n, seed) in seeds(&["json", "jsonl", "yaml", "yml", "md"]).into_iter().enumerate() {
+    let mut paths = Vec::new();
+    for dir in ["examples", "fuzz/seeds/documents"] {
+        files(&Path::new(ROOT).join(dir), &["json", "jsonl", "yaml", "yml", "md"], &mut paths);
+    }
+    let others = paths.iter().filter_map(|p| std::fs::read(p).ok());
+    for (n, seed) in others.enumerate() {
         let i = n % layouts.len();
         out.push([&[i as u8][..], &seed].concat());
     }
@@ -301,6 +306,18 @@ fn the_kinds_seeds_are_the_layouts_files() {
     found.sort();
     names.sort();
     assert_eq!(found, names, "fuzz/seeds/kinds holds one seed per layout, and nothing else");
+}
+
+/// Each layout's own example, unmutated, is read as the kind it stands
+/// for: no syntax, type or unknown-key finding, so the mutants start from
+/// documents every rule of the kind reads.
+#[test]
+fn every_layout_reads_its_example_as_its_kind() {
+    let (db, set) = harness::shipped();
+    for layout in harness::Layout::ALL {
+        let broken = harness::structural_findings(&db, set, layout);
+        assert!(broken.is_empty(), "layout {} ({}): {broken:?}", layout.kind, layout.hostile);
+    }
 }
 
 #[test]

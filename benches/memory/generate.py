@@ -115,6 +115,28 @@ def one_line(out, field):
           open(os.path.join(PROBE, "probe-transcripts", "ci-pool-a-l2.json"), encoding="utf-8").read())
 
 
+def one_line_many(out, count):
+    """A security binding that is one 15 MiB line on which `count` findings
+    point: its surfaces name the probe.surface fixture's transcript, which
+    proves another surface, and a recorded allowlist fills the line."""
+    folder = os.path.join(out, f"line-many-{count}")
+    with open(os.path.join(PROBE, "binding.json"), encoding="utf-8") as f:
+        binding = json.load(f)
+    level = binding["isolation_bindings"]["ci-pool-a"]["L2"]
+    surfaces = {}
+    for i in range(count):
+        entry = json.loads(json.dumps(level))
+        entry["runtime_markers"] = {"runner-pool": f"pool-{i}"}
+        surfaces[f"pool-{i}"] = {"L2": entry}
+    binding["isolation_bindings"] = surfaces
+    base = len(json.dumps(binding, separators=(",", ":")))
+    level = surfaces["pool-0"]["L2"]
+    level["base_egress_allowlist"] = ["example.com"] * ((15 * MIB - base) // len('"example.com",'))
+    write(os.path.join(folder, "binding.json"), json.dumps(binding, separators=(",", ":")))
+    write(os.path.join(folder, "probe-transcripts", "ci-pool-a-l2.json"),
+          open(os.path.join(PROBE, "probe-transcripts", "ci-pool-a-l2.json"), encoding="utf-8").read())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out")
@@ -127,6 +149,7 @@ def main():
     for field in ("path", "hosts"):
         levels(a.out, a.levels, field)
         one_line(a.out, field)
+    one_line_many(a.out, a.levels)
 
 
 if __name__ == "__main__":

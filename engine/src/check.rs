@@ -874,10 +874,10 @@ document Run as run where kind == "run" {
 record Evidence {
   "ref": ref string
 }
-rule run.hashed for e in run.evidence {
+rule run.hashed
+  for e in run.evidence
   require sha256(e["ref"]) == "0"
     else fail "hashed {sha256(e["ref"])}"
-}
 "#;
         let parsed = grail_lang::parse(source);
         assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
