@@ -103,14 +103,24 @@ fn labeled(span: grail_lang::ast::Span, text: &str, label: Option<String>) -> La
     // miette needs a span inside the text; an empty span marks a position.
     let start = span.start.min(text.len());
     let mut end = span.end.min(text.len()).max(start);
-    // A long span (a 14 MiB string) is underlined on its first bytes.
-    if end - start > LONGEST_LABEL {
-        end = start + LONGEST_LABEL;
+    // A long span on a long line (a 14 MiB string) is underlined on its first bytes.
+    if end - start > LONGEST_LABEL && long_lines(text, start, end) {
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        end = (start + LONGEST_LABEL).min(line_end);
         while !text.is_char_boundary(end) {
             end -= 1;
         }
     }
     LabeledSpan::new(label, start, end - start)
+}
+
+/// Whether a line from the one holding `start` to the one holding `end`
+/// is longer than a snippet prints (see [`LONGEST_SNIPPET_LINE`]).
+fn long_lines(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    line_end - line_start > LONGEST_SNIPPET_LINE
+        && text[line_start..line_end].split('\n').any(|l| l.len() > LONGEST_SNIPPET_LINE)
 }
 
 /// The most bytes of a document a label underlines.
@@ -139,16 +149,16 @@ impl miette::SourceCode for Excerpt {
         let text: &str = &self.0;
         let start = span.offset().min(text.len());
         let end = (span.offset() + span.len()).clamp(start, text.len());
-        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
-        if line_end - line_start <= LONGEST_SNIPPET_LINE {
+        if !long_lines(text, start, end) {
             return text.read_span(span, before, after);
         }
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let mut from = start.saturating_sub(SNIPPET_MARGIN).max(line_start);
         while !text.is_char_boundary(from) {
             from += 1;
         }
-        let mut to = end.saturating_add(SNIPPET_MARGIN).min(line_end);
+        let mut to = end.saturating_add(SNIPPET_MARGIN).min(line_end).min(from + LONGEST_SNIPPET_LINE).max(from);
         while !text.is_char_boundary(to) {
             to -= 1;
         }

@@ -842,6 +842,47 @@ mod tests {
         assert!(!names_any(&tree(r#"{"probe": "p.json"}"#), &[]));
     }
 
+    /// A string function spends steps by the bytes it reads: reading an
+    /// 8 MiB field once per entry of 300 stops the rule (one FAIL) rather
+    /// than doing 2.4 GB of work, and the message that shows the value
+    /// shows its first KiB and its size.
+    #[test]
+    fn reading_a_long_string_many_times_stops_the_rule() {
+        let source = r#"
+document Doc as doc where kind == "doc" {
+  on syntax rule doc.syntax
+  on duplicate_key rule doc.duplicate_key
+  on unknown_key rule doc.unknown_key
+  on type rule doc.type
+  kind: string
+  big: string
+  levels: list string
+}
+rule doc.split
+  for l in doc.levels
+  require entries(split(doc.big, ",")) == 1
+    else fail "{l}"
+rule doc.shown
+  require doc.big == ""
+    else fail "{doc.big}"
+"#;
+        let parsed = grail_lang::parse(source);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let policy = crate::lower::lower(&[&parsed.file]).policy;
+        let levels: Vec<String> = (0..300).map(|i| format!("\"l{i}\"")).collect();
+        let big = "x".repeat(8 << 20);
+        let text = format!("{{\"kind\": \"doc\", \"big\": \"{big}\", \"levels\": [{}]}}", levels.join(", "));
+        let loaded = document::load(&text, Format::Json, &Limits::default());
+        let inputs = [Input { path: "doc.json", text: &text, loaded: Some(&loaded), given: None, markdown: false }];
+        let run = run_with_params(&policy, &inputs, &[], &[], false, None, &[], false);
+        let split: Vec<&Finding> = run.findings.iter().filter(|f| f.rule == "doc.split").collect();
+        assert!(split.iter().any(|f| f.outcome == Outcome::Fail && f.message.contains("stopped")), "{split:?}");
+        assert!(split.len() < 300, "the rule went on after its steps ran out");
+        let shown = run.findings.iter().find(|f| f.rule == "doc.shown").expect("the rule is judged");
+        assert_eq!(shown.outcome, Outcome::Fail);
+        assert_eq!(shown.message, format!("{}… ({} bytes in all)", &big[..crate::eval::MAX_SHOWN_BYTES], big.len()));
+    }
+
     /// The files a document's fields name, every one of them.
     fn files(v: &Val, out: &mut Vec<std::sync::Arc<crate::value::FileVal>>) {
         use crate::value::ValKind as V;
