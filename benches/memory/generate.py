@@ -117,8 +117,8 @@ def one_line(out, field):
 
 def one_line_many(out, count):
     """A security binding that is one 15 MiB line on which `count` findings
-    point: its surfaces name the probe.surface fixture's transcript, which
-    proves another surface, and a recorded allowlist fills the line."""
+    point: its surfaces name a transcript that is not there (a finding at
+    each `probe_evidence`), and a recorded allowlist fills the line."""
     folder = os.path.join(out, f"line-many-{count}")
     with open(os.path.join(PROBE, "binding.json"), encoding="utf-8") as f:
         binding = json.load(f)
@@ -127,6 +127,7 @@ def one_line_many(out, count):
     for i in range(count):
         entry = json.loads(json.dumps(level))
         entry["runtime_markers"] = {"runner-pool": f"pool-{i}"}
+        entry["probe_evidence"] = f"probe-transcripts/pool-{i}.json"
         surfaces[f"pool-{i}"] = {"L2": entry}
     binding["isolation_bindings"] = surfaces
     base = len(json.dumps(binding, separators=(",", ":")))
