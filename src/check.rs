@@ -430,6 +430,8 @@ fn check_one(
     let files = attacher.into_files();
     let loaded_files: Vec<_> =
         files.iter().map(|s| grail_engine::db::load_text(&s.path, &s.text, s.read_error)).collect();
+    // Each file's text as one shared copy, however many fields name it.
+    let texts: Vec<std::sync::Arc<str>> = files.iter().map(|s| s.text.as_str().into()).collect();
     let attached: Vec<Attachment<'_>> = named
         .iter()
         .map(|(from, ref_path, read)| Attachment {
@@ -440,8 +442,8 @@ fn check_one(
                 Ok(i) => Ok(((documents.len() + i) as u32, &loaded_files[*i])),
             },
             text: match read {
-                Err(_) => "",
-                Ok(i) => &files[*i].text,
+                Err(_) => "".into(),
+                Ok(i) => texts[*i].clone(),
             },
             raw: read.as_ref().ok().and_then(|i| files[*i].raw.clone()),
         })

@@ -102,12 +102,80 @@ pub fn policy_position(db: &Database, set: PolicySet, loc: Loc) -> Option<(Strin
 fn labeled(span: grail_lang::ast::Span, text: &str, label: Option<String>) -> LabeledSpan {
     // miette needs a span inside the text; an empty span marks a position.
     let start = span.start.min(text.len());
-    let len = span.end.min(text.len()).saturating_sub(start);
-    LabeledSpan::new(label, start, len)
+    let mut end = span.end.min(text.len()).max(start);
+    // A long span on a long line (a 14 MiB string) is underlined on its first bytes.
+    if end - start > LONGEST_LABEL && long_lines(text, start, end) {
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        end = (start + LONGEST_LABEL).min(line_end);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+    }
+    LabeledSpan::new(label, start, end - start)
+}
+
+/// Whether a line from the one holding `start` to the one holding `end`
+/// is longer than a snippet prints (see [`LONGEST_SNIPPET_LINE`]).
+fn long_lines(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    line_end - line_start > LONGEST_SNIPPET_LINE
+        && text[line_start..line_end].split('\n').any(|l| l.len() > LONGEST_SNIPPET_LINE)
+}
+
+/// The most bytes of a document a label underlines.
+const LONGEST_LABEL: usize = 200;
+
+/// The most bytes of a line a snippet prints: a longer line (a document
+/// that is one 15 MiB line) is printed around the span, without the lines
+/// about it. Every snippet printed the whole line: 300 findings on a 14 MiB
+/// line were 4 GiB of report.
+const LONGEST_SNIPPET_LINE: usize = 4096;
+
+/// The bytes of a long line a snippet prints on each side of its span.
+const SNIPPET_MARGIN: usize = 200;
+
+/// A document's text as snippets read it: one copy shared by every finding
+/// in it, its long lines cut around the span (see [`LONGEST_SNIPPET_LINE`]).
+struct Excerpt(std::sync::Arc<str>);
+
+impl miette::SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let text: &str = &self.0;
+        let start = span.offset().min(text.len());
+        let end = (span.offset() + span.len()).clamp(start, text.len());
+        if !long_lines(text, start, end) {
+            return text.read_span(span, before, after);
+        }
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let mut from = start.saturating_sub(SNIPPET_MARGIN).max(line_start);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let mut to = end.saturating_add(SNIPPET_MARGIN).min(line_end).min(from + LONGEST_SNIPPET_LINE).max(from);
+        while !text.is_char_boundary(to) {
+            to -= 1;
+        }
+        let line = text.as_bytes()[..from].iter().filter(|b| **b == b'\n').count();
+        let column = text[line_start..from].chars().count();
+        let data = &text.as_bytes()[from..to];
+        let lines = 1 + data.iter().filter(|b| **b == b'\n').count();
+        Ok(Box::new(miette::MietteSpanContents::new(data, (from, to - from).into(), line, column, lines)))
+    }
 }
 
 fn render(diag: MietteDiagnostic, path: &str, text: &str) -> String {
-    let report = miette::Report::new(diag).with_source_code(NamedSource::new(path, text.to_string()));
+    render_shared(diag, path, text.into())
+}
+
+fn render_shared(diag: MietteDiagnostic, path: &str, text: std::sync::Arc<str>) -> String {
+    let report = miette::Report::new(diag).with_source_code(NamedSource::new(path, Excerpt(text)));
     let mut out = String::new();
     if handler().render_report(&mut out, report.as_ref()).is_err() {
         out = format!("{report}\n");
@@ -200,6 +268,8 @@ pub fn human_of(
     verbose: bool,
 ) -> String {
     let mut out = String::new();
+    // Each document's text copied once for all its findings' snippets.
+    let mut shared: std::collections::HashMap<u32, std::sync::Arc<str>> = std::collections::HashMap::new();
     for f in findings {
         let Some(mark) = outcome::mark(f.outcome, allowed) else { continue };
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
@@ -220,7 +290,8 @@ pub fn human_of(
                         diag = diag.and_label(labeled(*s, text, Some(label.clone())));
                     }
                 }
-                out.push_str(&render(diag, path, text));
+                let text = shared.entry(d).or_insert_with(|| text.into()).clone();
+                out.push_str(&render_shared(diag, path, text));
             }
             None => {
                 let report = miette::Report::new(diag);

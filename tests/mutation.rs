@@ -186,10 +186,13 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn run(name: &str, exts: &[&str], target: fn(&[u8])) {
+    run_seeded(name, seeds(exts), target);
+}
+
+fn run_seeded(name: &str, seeds: Vec<Vec<u8>>, target: fn(&[u8])) {
     let iterations = env_number("GRAIL_MUTATION_ITERATIONS", 300);
     let budget = Duration::from_secs(env_number("GRAIL_MUTATION_SECONDS", 10));
     let mut rng = Rng(env_number("GRAIL_MUTATION_SEED", 0x5eed_6a11) | 1);
-    let seeds = seeds(exts);
     let dir = Path::new(ROOT).join("target/mutation");
     std::fs::create_dir_all(&dir).expect("target/mutation can be made");
     let last = dir.join(format!("{name}.last"));
@@ -251,17 +254,81 @@ fn mutated_documents_never_crash_a_check_against_the_shipped_library() {
     });
 }
 
+/// The seeds of `check_kinds`: each layout's own file behind its byte (a
+/// document of every kind, and every kind of attached file), then the
+/// examples and the fuzz seeds, each behind the byte of a layout in turn
+/// (`fuzz/seeds/kinds/` holds the first ones for `fuzz/run`).
+fn kinds_seeds() -> Vec<Vec<u8>> {
+    let layouts = harness::Layout::ALL;
+    let mut out: Vec<Vec<u8>> = layouts.iter().enumerate().map(|(i, l)| kind_seed(i, l)).collect();
+    let mut paths = Vec::new();
+    for dir in ["examples", "fuzz/seeds/documents"] {
+        files(&Path::new(ROOT).join(dir), &["json", "jsonl", "yaml", "yml", "md"], &mut paths);
+    }
+    let others = paths.iter().filter_map(|p| std::fs::read(p).ok());
+    for (n, seed) in others.enumerate() {
+        let i = n % layouts.len();
+        out.push([&[i as u8][..], &seed].concat());
+    }
+    out
+}
+
+fn kind_seed(i: usize, layout: &harness::Layout) -> Vec<u8> {
+    [&[i as u8][..], layout.seed().as_bytes()].concat()
+}
+
+/// `fuzz/seeds/kinds/` holds a seed per layout of `check_kinds`, named by its
+/// byte and kind, and each is the layout's example file behind its byte:
+/// `fuzz/run` starts libFuzzer from them, so they may not drift.
+#[test]
+fn the_kinds_seeds_are_the_layouts_files() {
+    let dir = Path::new(ROOT).join("fuzz/seeds/kinds");
+    let mut names: Vec<String> = Vec::new();
+    for (i, layout) in harness::Layout::ALL.iter().enumerate() {
+        let name = format!("{i:02}-{}", layout.hostile.replace('/', "-"));
+        let kept = std::fs::read(dir.join(&name)).unwrap_or_default();
+        if std::env::var_os("GRAIL_UPDATE_SEEDS").is_some() {
+            std::fs::create_dir_all(&dir).expect("the seed folder can be made");
+            std::fs::write(dir.join(&name), kind_seed(i, layout)).expect("the seed can be written");
+        } else {
+            assert!(
+                kept == kind_seed(i, layout),
+                "fuzz/seeds/kinds/{name} is not layout {i} ({}) behind its byte; GRAIL_UPDATE_SEEDS=1 writes it",
+                layout.kind
+            );
+        }
+        names.push(name);
+    }
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fuzz/seeds/kinds exists")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    found.sort();
+    names.sort();
+    assert_eq!(found, names, "fuzz/seeds/kinds holds one seed per layout, and nothing else");
+}
+
+/// Each layout's own example, unmutated, is read as the kind it stands
+/// for: no syntax, type or unknown-key finding, so the mutants start from
+/// documents every rule of the kind reads.
+#[test]
+fn every_layout_reads_its_example_as_its_kind() {
+    let (db, set) = harness::shipped();
+    for layout in harness::Layout::ALL {
+        let broken = harness::structural_findings(&db, set, layout);
+        assert!(broken.is_empty(), "layout {} ({}): {broken:?}", layout.kind, layout.hostile);
+    }
+}
+
 #[test]
 fn mutated_documents_of_every_kind_never_crash_a_deployment() {
     thread_local! {
         static SHIPPED: (grail_engine::Database, grail_engine::PolicySet) = harness::shipped();
     }
-    run("check_kinds", &["json", "yaml", "yml", "bin", "md"], |data| {
-        // Every layout: the bytes as a transcript, a binding, a work item, and any other kind.
-        SHIPPED.with(|(db, set)| {
-            for layout in harness::Layout::ALL {
-                harness::check_kinds_in(db, *set, layout, data);
-            }
-        });
+    run_seeded("check_kinds", kinds_seeds(), |data| {
+        // The first byte picks the layout, as the cargo-fuzz target reads it.
+        let Some((first, rest)) = data.split_first() else { return };
+        let layout = harness::Layout::ALL[*first as usize % harness::Layout::ALL.len()];
+        SHIPPED.with(|(db, set)| harness::check_kinds_in(db, *set, layout, rest));
     });
 }

@@ -41,8 +41,9 @@ pub struct Attachment<'a> {
     pub path: &'a str,
     /// The file parsed (its document index in the findings), or why it was not read.
     pub read: Result<(u32, &'a Result<Node, SyntaxError>), String>,
-    /// The file's text, as read (empty when it was not read).
-    pub text: &'a str,
+    /// The file's text, as read (empty when it was not read): one copy per
+    /// file, shared by every attachment of it and every value read from it.
+    pub text: std::sync::Arc<str>,
     /// The file's bytes when they are not UTF-8 text (`text` is then not its content).
     pub raw: Option<std::sync::Arc<[u8]>>,
 }
@@ -422,7 +423,7 @@ pub fn run_with_params(
         .map(|a| crate::eval::Given {
             recorded: a.path.to_string(),
             text: match &a.read {
-                Ok(_) => Ok(a.text.into()),
+                Ok(_) => Ok(a.text.clone()),
                 Err(reason) => Err(reason.clone()),
             },
             raw: a.raw.clone(),
@@ -791,8 +792,10 @@ fn resolve<'a>(attachments: &'a [Attachment<'a>], from: usize, path: &str) -> Re
         None => Resolved::Refused("not read".into()),
         Some(a) => match &a.read {
             Err(reason) => Resolved::Refused(reason.clone()),
-            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root, text: a.text, raw: a.raw.clone() },
-            Ok((doc, Err(e))) => Resolved::Broken { doc: *doc, error: e.clone(), text: a.text, raw: a.raw.clone() },
+            Ok((doc, Ok(root))) => Resolved::Loaded { doc: *doc, root, text: a.text.clone(), raw: a.raw.clone() },
+            Ok((doc, Err(e))) => {
+                Resolved::Broken { doc: *doc, error: e.clone(), text: a.text.clone(), raw: a.raw.clone() }
+            }
         },
     }
 }
@@ -837,5 +840,124 @@ mod tests {
         assert!(names_any(&tree(r#"[[{"history": 1}]]"#), &keys));
         assert!(!names_any(&tree(r#"{"a": [{"b": {"probes": "probe"}}], "c": ["history"]}"#), &keys));
         assert!(!names_any(&tree(r#"{"probe": "p.json"}"#), &[]));
+    }
+
+    /// A string function spends steps by the bytes it reads: reading an
+    /// 8 MiB field once per entry of 300 stops the rule (one FAIL) rather
+    /// than doing 2.4 GB of work, and the message that shows the value
+    /// shows its first KiB and its size.
+    #[test]
+    fn reading_a_long_string_many_times_stops_the_rule() {
+        let source = r#"
+document Doc as doc where kind == "doc" {
+  on syntax rule doc.syntax
+  on duplicate_key rule doc.duplicate_key
+  on unknown_key rule doc.unknown_key
+  on type rule doc.type
+  kind: string
+  big: string
+  levels: list string
+}
+rule doc.split
+  for l in doc.levels
+  require entries(split(doc.big, ",")) == 1
+    else fail "{l}"
+rule doc.shown
+  require doc.big == ""
+    else fail "{doc.big}"
+"#;
+        let parsed = grail_lang::parse(source);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let policy = crate::lower::lower(&[&parsed.file]).policy;
+        let levels: Vec<String> = (0..300).map(|i| format!("\"l{i}\"")).collect();
+        let big = "x".repeat(8 << 20);
+        let text = format!("{{\"kind\": \"doc\", \"big\": \"{big}\", \"levels\": [{}]}}", levels.join(", "));
+        let loaded = document::load(&text, Format::Json, &Limits::default());
+        let inputs = [Input { path: "doc.json", text: &text, loaded: Some(&loaded), given: None, markdown: false }];
+        let run = run_with_params(&policy, &inputs, &[], &[], false, None, &[], false);
+        let split: Vec<&Finding> = run.findings.iter().filter(|f| f.rule == "doc.split").collect();
+        assert!(split.iter().any(|f| f.outcome == Outcome::Fail && f.message.contains("stopped")), "{split:?}");
+        assert!(split.len() < 300, "the rule went on after its steps ran out");
+        let shown = run.findings.iter().find(|f| f.rule == "doc.shown").expect("the rule is judged");
+        assert_eq!(shown.outcome, Outcome::Fail);
+        assert_eq!(shown.message, format!("{}… ({} bytes in all)", &big[..crate::eval::MAX_SHOWN_BYTES], big.len()));
+    }
+
+    /// The files a document's fields name, every one of them.
+    fn files(v: &Val, out: &mut Vec<std::sync::Arc<crate::value::FileVal>>) {
+        use crate::value::ValKind as V;
+        match &v.kind {
+            V::File(f) => out.push(f.clone()),
+            V::List(xs) | V::Record(_, xs) => xs.iter().for_each(|x| files(x, out)),
+            V::Map(es) | V::Pairs(es) => es.iter().for_each(|(k, x)| {
+                files(k, out);
+                files(x, out);
+            }),
+            _ => {}
+        }
+    }
+
+    /// A file named by many fields is one value in the check, whose text is
+    /// the one copy the attachments share (issue 40, class 8: a copy per
+    /// field took 1.55 GB for 100 fields naming one 16 MB file), and its
+    /// SHA-256 is computed once for all of them.
+    #[test]
+    fn many_fields_naming_one_file_share_one_value_and_one_text() {
+        let source = r#"
+document Run as run where kind == "run" {
+  on syntax rule run.syntax
+  on duplicate_key rule run.duplicate_key
+  on unknown_key rule run.unknown_key
+  on type rule run.type
+  kind: string
+  evidence: list Evidence
+}
+record Evidence {
+  "ref": ref string
+}
+rule run.hashed
+  for e in run.evidence
+  require sha256(e["ref"]) == "0"
+    else fail "hashed {sha256(e["ref"])}"
+"#;
+        let parsed = grail_lang::parse(source);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let lowered = crate::lower::lower(&[&parsed.file]);
+        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+        let policy = lowered.policy;
+        const FIELDS: usize = 200;
+        let entries: Vec<String> = (0..FIELDS)
+            .map(|i| format!("{{\"ref\": \"{}\"}}", if i % 2 == 0 { "big.txt" } else { "./big.txt" }))
+            .collect();
+        let text = format!("{{\"kind\": \"run\", \"evidence\": [{}]}}", entries.join(", "));
+        let loaded = document::load(&text, Format::Json, &Limits::default());
+        let inputs = [Input { path: "run.json", text: &text, loaded: Some(&loaded), given: None, markdown: false }];
+        let big: std::sync::Arc<str> = "x".repeat(1 << 20).into();
+        let file: Result<Node, SyntaxError> = document::load("x", Format::Yaml, &Limits::default());
+        let attachments: Vec<Attachment<'_>> = ["big.txt", "./big.txt"]
+            .into_iter()
+            .map(|path| Attachment { from: 0, path, read: Ok((1, &file)), text: big.clone(), raw: None })
+            .collect();
+        let run = run_with_params(&policy, &inputs, &attachments, &[], false, None, &[], false);
+
+        let mut named = Vec::new();
+        for (_, doc) in run.all.iter().flatten() {
+            files(doc, &mut named);
+        }
+        assert_eq!(named.len(), FIELDS, "every field names the file");
+        // One value per path as written (two spellings here), each holding the shared text.
+        for f in &named {
+            assert!(std::sync::Arc::ptr_eq(&f.text, &big), "a field's value holds a copy of the file's text");
+            let first = named.iter().find(|g| g.path == f.path).expect("the path is named");
+            assert!(std::sync::Arc::ptr_eq(f, first), "two fields naming `{}` hold two values", f.path);
+        }
+        // The text is held by the attachments, the two values, and this test: never once per field.
+        assert_eq!(std::sync::Arc::strong_count(&big), 1 + attachments.len() + 2);
+        // Hashed once per value, and every field's finding says the same digest.
+        assert!(named.iter().all(|f| f.digest.get().is_some()));
+        let digest = named[0].sha256();
+        let failed: Vec<&Finding> = run.findings.iter().filter(|f| f.rule == "run.hashed").collect();
+        assert_eq!(failed.len(), FIELDS);
+        assert!(failed.iter().all(|f| f.outcome == Outcome::Fail && f.message == format!("hashed {digest}")));
     }
 }

@@ -98,10 +98,10 @@ pub fn unknown_kind(policy: &Policy) -> Option<&DocumentDef> {
 /// What a `ref` field's path turned out to be.
 pub enum Resolved<'a> {
     /// The file, read and parsed: document `doc` of the deployment.
-    Loaded { doc: u32, root: &'a Node, text: &'a str, raw: Option<std::sync::Arc<[u8]>> },
+    Loaded { doc: u32, root: &'a Node, text: std::sync::Arc<str>, raw: Option<std::sync::Arc<[u8]>> },
     /// The file was read but is not well-formed (as JSON or YAML: its text
     /// is still the content of a `ref string`).
-    Broken { doc: u32, error: SyntaxError, text: &'a str, raw: Option<std::sync::Arc<[u8]>> },
+    Broken { doc: u32, error: SyntaxError, text: std::sync::Arc<str>, raw: Option<std::sync::Arc<[u8]>> },
     /// The file was not read, and why.
     Refused(String),
 }
@@ -156,6 +156,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         forbids: forbids(policy),
         walked: HashSet::new(),
         attached: HashMap::new(),
+        files: HashMap::new(),
         synthesized: String::new(),
     };
     cx.forbidden(root, &mut Vec::new());
@@ -298,6 +299,9 @@ struct Cx<'a, 'r> {
     /// Attached files already read, by file, type and enclosing keys: a file
     /// named by many fields is conformed once (and its findings reported once).
     attached: HashMap<AttachedKey, Val>,
+    /// The files `ref string` fields name, by file and path as written:
+    /// every field that names one shares one value.
+    files: HashMap<(u32, String), std::sync::Arc<FileVal>>,
     /// The keys of the left-out values being read as empty, outermost
     /// first, as a key path suffix: they have no node of their own, so what
     /// is missing inside them is placed below the node that lacks them.
@@ -890,14 +894,14 @@ impl Cx<'_, '_> {
         };
         if field.ty == Ty::Str {
             return match (self.env.resolve)(target) {
-                Resolved::Loaded { text, raw, .. } | Resolved::Broken { text, raw, .. } => self.located(
-                    ValKind::File(std::sync::Arc::new(FileVal {
-                        path: target.as_str().into(),
-                        text: text.into(),
-                        raw,
-                    })),
-                    node.span,
-                ),
+                Resolved::Loaded { doc, text, raw, .. } | Resolved::Broken { doc, text, raw, .. } => {
+                    let file = self
+                        .files
+                        .entry((doc, target.clone()))
+                        .or_insert_with(|| std::sync::Arc::new(FileVal::new(target.as_str().into(), text, raw)))
+                        .clone();
+                    self.located(ValKind::File(file), node.span)
+                }
                 Resolved::Refused(reason) => Val::missing(format!("`{target}` ({reason})"), Some(self.doc), node.span),
             };
         }

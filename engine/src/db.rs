@@ -428,6 +428,16 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
     }
     let mut attached = Vec::new();
     let mut extra = Vec::new();
+    // Each file's text as one shared copy, however many fields name it.
+    let mut texts: Vec<(SourceText, std::sync::Arc<str>)> = Vec::new();
+    let mut shared = |src: &SourceText| -> std::sync::Arc<str> {
+        if let Some((_, t)) = texts.iter().find(|(s, _)| s == src) {
+            return t.clone();
+        }
+        let t: std::sync::Arc<str> = src.text(db).as_str().into();
+        texts.push((*src, t.clone()));
+        t
+    };
     for a in deployment.attachments(db) {
         let Some(from) = documents.iter().position(|d| *d == a.from) else { continue };
         let read = match &a.read {
@@ -443,7 +453,7 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
                 Ok(((documents.len() + index) as u32, load_document(db, *src)))
             }
         };
-        let text = a.read.as_ref().map_or("", |src| src.text(db).as_str());
+        let text = a.read.as_ref().map_or_else(|_| "".into(), &mut shared);
         let raw = a.read.as_ref().ok().and_then(|src| src.raw(db).clone());
         attached.push(check::Attachment { from, path: &a.path, read, text, raw });
     }
@@ -455,7 +465,7 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
                 Ok(((documents.len() + extra.len() - 1) as u32, load_document(db, *src)))
             }
         };
-        let text = g.read.as_ref().map_or("", |src| src.text(db).as_str());
+        let text = g.read.as_ref().map_or_else(|_| "".into(), &mut shared);
         let raw = g.read.as_ref().ok().and_then(|src| src.raw(db).clone());
         attached.push(check::Attachment { from: check::GIVEN, path: &g.recorded, read, text, raw });
     }

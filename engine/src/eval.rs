@@ -78,6 +78,15 @@ pub struct Given {
 /// takes a few thousand steps per rule on the examples.
 pub const MAX_STEPS_PER_RULE: u64 = 1_000_000;
 
+/// A function reading a text spends a step per this many bytes of it (as
+/// `lines` does), and `split` a step per part besides: a 14 MiB string read
+/// once per level of 300 levels is work the rule's steps account for, not
+/// a free step each time.
+pub const BYTES_PER_STEP: u64 = 64;
+
+/// The most bytes of a value a message shows: a longer one is cut, with its size said.
+pub const MAX_SHOWN_BYTES: usize = 1024;
+
 /// Evaluates one rule over each document of the kind it judges (its first
 /// read); every outcome (pass, fail, unknown, not applicable) is pushed.
 /// `prior` holds the findings of the rules evaluated before, for `holds`.
@@ -561,6 +570,18 @@ fn missing_what(v: &Val) -> String {
     }
 }
 
+/// `shown` cut at [`MAX_SHOWN_BYTES`] (on a character boundary), its size said.
+fn cut(shown: &str) -> std::borrow::Cow<'_, str> {
+    if shown.len() <= MAX_SHOWN_BYTES {
+        return std::borrow::Cow::Borrowed(shown);
+    }
+    let mut end = MAX_SHOWN_BYTES;
+    while !shown.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes in all)", &shown[..end], shown.len()))
+}
+
 /// An UNKNOWN's reason when a value the rule reads is invalid in the document.
 const INVALID_READ: &str = "a value it reads is invalid (the type finding at that value says why)";
 /// An UNKNOWN's reason when nothing more precise is known.
@@ -618,6 +639,9 @@ impl<'a> Evaluator<'a> {
             }
             return absent.clone();
         }
+        if !vals.iter().all(|v| self.read(v)) {
+            return Val::unknown();
+        }
         let origin = vals[0].origin.clone();
         let string = |v: &Val| -> Option<Arc<str>> {
             match &v.kind {
@@ -637,19 +661,11 @@ impl<'a> Evaluator<'a> {
         let not_there = |what: String| Val::missing(what, None, Span::default());
         match b {
             Builtin::IsNull => Val::bool(false),
-            Builtin::Sha256 => match content(&vals[0]) {
-                Some(t) => {
-                    use sha2::Digest as _;
-                    // A file that is not UTF-8 text is hashed over its exact bytes.
-                    let bytes = match &vals[0].kind {
-                        V::File(f) => f.raw.as_deref().unwrap_or(t.as_bytes()),
-                        _ => t.as_bytes(),
-                    };
-                    let digest = sha2::Sha256::digest(bytes);
-                    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-                    out(V::Str(hex.into()))
-                }
-                None => Val::unknown(),
+            Builtin::Sha256 => match &vals[0].kind {
+                // A file is hashed over its exact bytes, once however many fields name it.
+                V::File(f) => out(V::Str(f.sha256())),
+                V::Str(s) | V::Id(s) => out(V::Str(crate::value::sha256_hex(s.as_bytes()).into())),
+                _ => Val::unknown(),
             },
             Builtin::Text | Builtin::Lines | Builtin::ReplaceLine if matches!(&vals[0].kind, V::File(f) if f.raw.is_some()) => {
                 not_there(format!("the text of `{}` (the file is not UTF-8 text)", vals[0].display(self.policy)))
@@ -810,7 +826,7 @@ impl<'a> Evaluator<'a> {
                 let Some(p) = string(&vals[0]) else { return Val::unknown() };
                 match self.given.iter().find(|g| g.recorded == *p) {
                     Some(Given { text: Ok(text), raw, .. }) => {
-                        out(V::File(Arc::new(FileVal { path: p, text: text.clone(), raw: raw.clone() })))
+                        out(V::File(Arc::new(FileVal::new(p, text.clone(), raw.clone()))))
                     }
                     Some(Given { text: Err(reason), .. }) => not_there(format!("`{p}` ({reason})")),
                     None => not_there(format!("`{p}` (no file was attached for it: `--attach {p}=FILE`)")),
@@ -904,11 +920,24 @@ impl<'a> Evaluator<'a> {
                 TemplatePart::Text(s) => out.push_str(s),
                 TemplatePart::Hole(e) => {
                     let v = self.eval(e);
-                    out.push_str(&v.display(self.policy));
+                    let shown = v.display(self.policy);
+                    self.spend(shown.len() as u64 / BYTES_PER_STEP);
+                    out.push_str(&cut(&shown));
                 }
             }
         }
         out
+    }
+
+    /// Spends the steps reading the text of `v` takes (see
+    /// [`BYTES_PER_STEP`]); false when the rule's steps ran out. A file is
+    /// read by its path here (`lines` spends for its content itself, and its
+    /// SHA-256 is computed once).
+    fn read(&mut self, v: &Val) -> bool {
+        match &v.kind {
+            ValKind::Str(s) | ValKind::Id(s) => self.spend(s.len() as u64 / BYTES_PER_STEP),
+            _ => !self.exhausted,
+        }
     }
 
     /// The invalid value of a document that makes `e` unknown, if that is why
@@ -1362,6 +1391,10 @@ impl<'a> Evaluator<'a> {
                 let (v, p) = (self.eval(s), self.eval(sep));
                 match (&v.kind, &p.kind) {
                     (V::Str(s) | V::Id(s), V::Str(p)) if !p.is_empty() => {
+                        // Counted before the parts are made: a step per part, and the reading.
+                        if !self.read(&v) || !self.spend(s.matches(&**p).count() as u64 + 1) {
+                            return Val::unknown();
+                        }
                         let parts = s.split(&**p).map(|part| Val::new(V::Str(part.into()), v.origin.clone())).collect();
                         Val::new(V::List(Arc::new(parts)), v.origin.clone())
                     }
@@ -1372,6 +1405,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::TrimSuffix(s, suffix) => {
                 let (v, p) = (self.eval(s), self.eval(suffix));
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match (&v.kind, &p.kind) {
                     (V::Str(s) | V::Id(s), V::Str(p)) => {
                         Val::new(V::Str(s.strip_suffix(&**p).unwrap_or(s).into()), v.origin.clone())
@@ -1383,6 +1419,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Trim(s) => {
                 let v = self.eval(s);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match &v.kind {
                     V::Str(s) | V::Id(s) => Val::new(V::Str(s.trim().into()), v.origin.clone()),
                     _ => v,
@@ -1390,6 +1429,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Url(part, s) => {
                 let v = self.eval(s);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 // A part the URL lacks is decidedly absent; a text that is no
                 // URL is missing evidence. Neither is an invalid value of the document.
                 let (doc, span) = v.origin.document_span().map_or((None, Span::default()), |(d, s)| (Some(d), s));
@@ -1405,6 +1447,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::ParseInt(s) => {
                 let v = self.eval(s);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match &v.kind {
                     V::Str(s) | V::Id(s) => match crate::int::parse_decimal(s) {
                         Some(i) => Val::new(i.into(), v.origin.clone()),
@@ -1420,6 +1465,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Timestamp(s) => {
                 let v = self.eval(s);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match &v.kind {
                     V::Str(s) | V::Id(s) => match crate::time::rfc3339_nanos(s) {
                         Some(t) => Val::new(V::Time(t.into()), v.origin.clone()),
@@ -1485,6 +1533,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Matches(s, re) => {
                 let v = self.eval(s);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match &v.kind {
                     V::Str(s) | V::Id(s) => re.is_match(s).map_or_else(Val::unknown, Val::bool),
                     // An absent string matches nothing.
@@ -1540,6 +1591,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Lower(x) => {
                 let v = self.eval(x);
+                if !self.read(&v) {
+                    return Val::unknown();
+                }
                 match &v.kind {
                     V::Str(s) | V::Id(s) => Val::new(V::Str(s.to_lowercase().into()), v.origin.clone()),
                     V::Absent(_) => v,

@@ -476,14 +476,14 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
             Ok(_) => content(target).unwrap_or(("", None)),
             Err(_) => ("", None),
         };
-        attachments.push(Attachment { from: at, path: written, read, text, raw });
+        attachments.push(Attachment { from: at, path: written, read, text: text.into(), raw });
     }
     // The files the case attaches under recorded paths; they are not documents.
     let unread: Result<Node, SyntaxError> =
         Err(SyntaxError { message: "not a document".into(), span: grail_lang::ast::Span::default() });
     for (recorded, target) in &given {
         let (text, raw) = content(target).unwrap_or(("", None));
-        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text, raw });
+        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text: text.into(), raw });
     }
     let bindings: Vec<Bound> = binds
         .into_iter()

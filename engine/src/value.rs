@@ -103,14 +103,51 @@ impl std::fmt::Debug for Nanos {
     }
 }
 
-/// An attached file's value (see [`ValKind::File`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// An attached file's value (see [`ValKind::File`]). Every field that
+/// names one file shares one `FileVal` (and its text is the one copy the
+/// check holds): a file named by a thousand fields is one value.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FileVal {
     pub path: Arc<str>,
     pub text: Arc<str>,
     /// The file's bytes when they are not UTF-8 text: `sha256` reads them,
     /// and `text` and `lines` are unknown (`text` is then not the content).
     pub raw: Option<Arc<[u8]>>,
+    /// The file's SHA-256, computed the first time a rule asks for it:
+    /// a file hashed for every field that names it is hashed once.
+    #[serde(skip)]
+    pub digest: std::sync::OnceLock<Arc<str>>,
+}
+
+impl FileVal {
+    pub fn new(path: Arc<str>, text: Arc<str>, raw: Option<Arc<[u8]>>) -> FileVal {
+        FileVal { path, text, raw, digest: std::sync::OnceLock::new() }
+    }
+
+    /// The SHA-256 of the file's exact bytes (its raw bytes when they are
+    /// not UTF-8 text), in lower-case hex; computed once.
+    pub fn sha256(&self) -> Arc<str> {
+        self.digest.get_or_init(|| sha256_hex(self.raw.as_deref().unwrap_or(self.text.as_bytes())).into()).clone()
+    }
+}
+
+/// What a file is, not what was computed from it: two values of one file are equal.
+impl PartialEq for FileVal {
+    fn eq(&self, other: &FileVal) -> bool {
+        self.path == other.path && self.text == other.text && self.raw == other.raw
+    }
+}
+
+/// SHA-256 of `bytes` in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for b in digest {
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -367,7 +367,7 @@ impl Search<'_> {
                 from: *from,
                 path,
                 read: Ok((inputs.len() as u32, &read)),
-                text: ATTACHED,
+                text: ATTACHED.into(),
                 raw: None,
             })
             .collect();
