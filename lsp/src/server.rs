@@ -257,7 +257,7 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         if self.watch_files.load(Ordering::Relaxed) {
             // Policy files, the workspace file, and the documents of its deployments and their attachments.
-            let globs = ["**/*.grail", "**/grail.toml", "**/*.{json,yaml,yml,md,markdown}"];
+            let globs = ["**/*.grail", "**/grail.toml", "**/*.{json,jsonl,yaml,yml,md,markdown}"];
             let options = DidChangeWatchedFilesRegistrationOptions {
                 watchers: globs
                     .iter()
@@ -445,6 +445,9 @@ impl LanguageServer for Backend {
             let requested =
                 lines.span(text, Range::new(Position::new(range.start.line, 0), Position::new(range.end.line + 1, 0)));
             let mut actions = Vec::new();
+            // Fixes are found and proved on the document alone (`ide::fixes`); the diagnostics
+            // they name have the severity the document's deployment gives them.
+            let allowed = ws.checked_in(&uri).is_some_and(|(_, allowed)| allowed);
             let documents = [source];
             let edit = |edits: &[ide::TextEdit]| WorkspaceEdit {
                 changes: Some(HashMap::from([(
@@ -468,7 +471,7 @@ impl LanguageServer for Backend {
                     actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: fix.title,
                         kind: Some(CodeActionKind::QUICKFIX),
-                        diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f)]),
+                        diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f, allowed)]),
                         edit: Some(edit(&fix.edits)),
                         is_preferred: Some(true),
                         ..CodeAction::default()
@@ -484,7 +487,7 @@ impl LanguageServer for Backend {
                     title: fix.title,
                     kind: Some(fix_all),
                     diagnostics: Some(
-                        fixed.iter().map(|f| convert::finding(ws, &uri, source, &documents, f)).collect(),
+                        fixed.iter().map(|f| convert::finding(ws, &uri, source, &documents, f, allowed)).collect(),
                     ),
                     edit: Some(edit(&fix.edits)),
                     ..CodeAction::default()
