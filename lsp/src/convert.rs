@@ -33,6 +33,33 @@ pub fn policy_location(ws: &Workspace, loc: Loc) -> Option<Location> {
 /// alone, those of `grail check FILE`; none for a document the server does
 /// not judge, whose `owner` says so), or what is wrong with the workspace file.
 pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> {
+    let mut out = own_diagnostics(ws, uri, owner);
+    out.extend(attached_findings(ws, uri));
+    out
+}
+
+/// The findings located in a file that checks attach (a probe transcript a
+/// binding's `ref` names): `grail check` reports them in that file, so the
+/// editor shows them there, whether the file is open or not.
+fn attached_findings(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (deployment, allowed, sources) in ws.attaching(uri) {
+        let report = check_deployment(&ws.db, ws.set, deployment);
+        for f in report.findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
+            let Some(source) = f.location.and_then(|(d, _)| report.documents.get(d as usize)) else { continue };
+            if sources.contains(source) {
+                let d = finding(ws, uri, *source, &report.documents, f, allowed);
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The diagnostics of a file of the server's own (see [`diagnostics`]).
+fn own_diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> {
     if is_workspace_file(uri) {
         return workspace_file(ws, uri);
     }

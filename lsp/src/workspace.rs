@@ -512,6 +512,18 @@ impl Workspace {
         }
     }
 
+    /// Whether an open document checked alone is judged, as [`Workspace::owner`] says.
+    fn judged_alone(&self, uri: &Uri, source: SourceText) -> bool {
+        if !is_document(uri) || uri.to_file_path().and_then(|p| grail_workspace::foreign::claimed_by(&p)).is_some() {
+            return false;
+        }
+        match ide::document_kind(&self.db, self.set, source) {
+            ide::DocumentKind::Of(_) => true,
+            ide::DocumentKind::None => false,
+            ide::DocumentKind::Unknown => self.last_kind.contains_key(uri),
+        }
+    }
+
     /// The source of a file the server answers requests about: a policy file,
     /// or a document it judges ([`Owner::judged`]).
     pub fn judged_source(&mut self, uri: &Uri) -> Option<SourceText> {
@@ -520,6 +532,58 @@ impl Workspace {
             return Some(source);
         }
         None
+    }
+
+    /// The checks that attach the file `uri` (a deployment's, or a document's
+    /// alone): each deployment, whether it allows UNKNOWN outcomes, and the
+    /// sources read from the file, in which its findings may be located.
+    pub fn attaching(&self, uri: &Uri) -> Vec<(Deployment, bool, Vec<SourceText>)> {
+        let read = |attached: &[(AttachedFile, Option<Uri>)]| -> Vec<SourceText> {
+            attached.iter().filter(|(_, u)| u.as_ref() == Some(uri)).filter_map(|(a, _)| a.read.clone().ok()).collect()
+        };
+        let deployments = self.deployments.iter().map(|d| (d.deployment, d.allow_unknown, read(&d.attached)));
+        // A document the server does not judge shows nothing, in itself or in what it attaches.
+        let alone = self
+            .documents
+            .iter()
+            .filter(|(u, a)| self.judged_alone(u, a.source))
+            .map(|(_, a)| (a.deployment, false, read(&a.attached)));
+        deployments.chain(alone).filter(|(_, _, sources)| !sources.is_empty()).collect()
+    }
+
+    /// The files the check of what `changed` names attaches: their
+    /// diagnostics (the findings located in them) are published with it.
+    pub fn attached_uris(&self, changed: &Changed) -> Vec<Uri> {
+        let attached: &[(AttachedFile, Option<Uri>)] = match changed {
+            Changed::Document(uri) => self.documents.get(uri).map_or(&[], |a| a.attached.as_slice()),
+            Changed::Deployment(k) => self.deployments.get(*k).map_or(&[], |d| d.attached.as_slice()),
+            Changed::Policy => return self.all_attached_uris(),
+            Changed::Nothing => &[],
+        };
+        let mut out: Vec<Uri> = Vec::new();
+        for uri in attached.iter().filter_map(|(_, u)| u.clone()) {
+            if !out.contains(&uri) {
+                out.push(uri);
+            }
+        }
+        out
+    }
+
+    fn all_attached_uris(&self) -> Vec<Uri> {
+        let mut out: Vec<Uri> = Vec::new();
+        let all =
+            self.deployments.iter().flat_map(|d| &d.attached).chain(self.documents.values().flat_map(|a| &a.attached));
+        for uri in all.filter_map(|(_, u)| u.clone()) {
+            if !out.contains(&uri) {
+                out.push(uri);
+            }
+        }
+        out
+    }
+
+    /// Whether the server shows `uri` as a file of its own: a policy file, a member, an open document.
+    pub fn is_own(&self, uri: &Uri) -> bool {
+        self.policy_index(uri).is_some() || self.member_of.contains_key(uri) || self.documents.contains_key(uri)
     }
 
     /// Every member of deployment `k`, open or not: their diagnostics are published.
