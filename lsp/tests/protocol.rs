@@ -271,7 +271,11 @@ async fn an_edit_to_a_document_does_not_recompile_the_policy() {
     for q in ["compile_policy", "parse_policy", "policy_index"] {
         assert!(!ran.iter().any(|r| r.starts_with(q)), "`{q}` ran again after a document edit: {ran:#?}");
     }
-    assert_eq!(ran.iter().filter(|q| q.starts_with("check_deployment")).count(), 1, "only the edited document: {ran:#?}");
+    assert_eq!(
+        ran.iter().filter(|q| q.starts_with("check_deployment")).count(),
+        1,
+        "only the edited document: {ran:#?}"
+    );
     c.shutdown().await;
 }
 
