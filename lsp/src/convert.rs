@@ -1,10 +1,10 @@
 //! The engine's data as protocol types: diagnostics, locations, completions,
 //! edits. Positions go through [`crate::position`].
 
-use grail_engine::db::{check_deployment, check_document, compile_policy};
+use grail_engine::db::{check_deployment, compile_policy};
 use grail_engine::hir::Loc;
 use grail_engine::ide::{self, Completion, CompletionKind, TextEdit};
-use grail_engine::{Finding, Outcome, PolicyDiagnostic, Severity, SourceText};
+use grail_engine::{Deployment, Finding, Outcome, PolicyDiagnostic, Severity, SourceText};
 use grail_lang::ast::Span;
 use tower_lsp_server::ls_types::{
     self as lsp, CompletionItem, CompletionItemKind, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity,
@@ -28,10 +28,38 @@ pub fn policy_location(ws: &Workspace, loc: Loc) -> Option<Location> {
 }
 
 /// The diagnostics of a file: a policy file's compile diagnostics, a
-/// document's failing and unknown findings (for a document of a deployment,
-/// those of the deployment located in it; none for a document the server
-/// does not judge, whose `owner` says so), or what is wrong with the workspace file.
+/// document's failing and unknown findings, those `grail check` reports
+/// located in it (for a document of a deployment, the deployment's; for one
+/// alone, those of `grail check FILE`; none for a document the server does
+/// not judge, whose `owner` says so), or what is wrong with the workspace file.
 pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> {
+    let mut out = own_diagnostics(ws, uri, owner);
+    out.extend(attached_findings(ws, uri));
+    out
+}
+
+/// The findings located in a file that checks attach (a probe transcript a
+/// binding's `ref` names): `grail check` reports them in that file, so the
+/// editor shows them there, whether the file is open or not.
+fn attached_findings(ws: &Workspace, uri: &Uri) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (deployment, allowed, sources) in ws.attaching(uri) {
+        let report = check_deployment(&ws.db, ws.set, deployment);
+        for f in report.findings.iter().filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown)) {
+            let Some(source) = f.location.and_then(|(d, _)| report.documents.get(d as usize)) else { continue };
+            if sources.contains(source) {
+                let d = finding(ws, uri, *source, &report.documents, f, allowed);
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The diagnostics of a file of the server's own (see [`diagnostics`]).
+fn own_diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> {
     if is_workspace_file(uri) {
         return workspace_file(ws, uri);
     }
@@ -73,7 +101,8 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> 
         d.code = Some(NumberOrString::String("policy".into()));
         return vec![d];
     }
-    if let Some((deployment, _)) = ws.deployment_of(uri) {
+    let Some((deployment, allowed)) = ws.checked_in(uri) else { return Vec::new() };
+    if ws.deployment_of(uri).is_some() {
         // A deployment that holds two documents of a kind allowed once is refused, as
         // `grail check` refuses it: said at both documents, and nothing else checked.
         let docs = deployment.documents(&ws.db);
@@ -99,20 +128,7 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> 
                 })
                 .collect();
         }
-        // The findings of the whole deployment, each shown in the file it points into.
-        let report = check_deployment(&ws.db, ws.set, deployment);
-        let first = deployment.documents(&ws.db).first().copied();
-        return report
-            .findings
-            .iter()
-            .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
-            .filter(|f| match f.location {
-                Some((d, _)) => report.documents.get(d as usize) == Some(&source),
-                // A finding of the deployment as a whole: shown on its first document.
-                None => first == Some(source),
-            })
-            .map(|f| finding(ws, uri, source, &report.documents, f))
-            .collect();
+        return findings(ws, uri, source, deployment, allowed);
     }
     let mut out = Vec::new();
     // A Markdown file is a work item only with the marker line a Markdown kind
@@ -135,14 +151,38 @@ pub fn diagnostics(ws: &Workspace, uri: &Uri, owner: &Owner) -> Vec<Diagnostic> 
             }),
         }
     }
-    let documents = [source];
-    out.extend(
-        check_document(&ws.db, ws.set, source)
-            .iter()
-            .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
-            .map(|f| finding(ws, uri, source, &documents, f)),
-    );
+    out.extend(findings(ws, uri, source, deployment, allowed));
     out
+}
+
+/// The findings of `deployment` that `grail check` reports (FAIL and
+/// UNKNOWN) located in `source`, as diagnostics; one of the deployment as a
+/// whole is shown on its first document.
+fn findings(ws: &Workspace, uri: &Uri, source: SourceText, deployment: Deployment, allowed: bool) -> Vec<Diagnostic> {
+    let report = check_deployment(&ws.db, ws.set, deployment);
+    let first = deployment.documents(&ws.db).first().copied();
+    report
+        .findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Unknown))
+        .filter(|f| match f.location {
+            Some((d, _)) => report.documents.get(d as usize) == Some(&source),
+            None => first == Some(source),
+        })
+        .map(|f| finding(ws, uri, source, &report.documents, f, allowed))
+        .collect()
+}
+
+/// The severity of a finding, as `grail check` weighs it: a FAIL fails the
+/// check, and so does an UNKNOWN (missing evidence) unless the caller
+/// allows it (`allow_unknown` in grail.toml), when it is a warning, as the
+/// report of `grail check --allow-unknown` calls it.
+pub fn severity(outcome: Outcome, allowed: bool) -> DiagnosticSeverity {
+    match outcome {
+        Outcome::Unknown if allowed => DiagnosticSeverity::WARNING,
+        Outcome::Fail | Outcome::Unknown => DiagnosticSeverity::ERROR,
+        Outcome::Pass | Outcome::NotApplicable => DiagnosticSeverity::HINT,
+    }
 }
 
 /// What the server says of a document on its first line (a code lens): whose
@@ -223,8 +263,16 @@ fn policy_diagnostic(ws: &Workspace, source: SourceText, d: &PolicyDiagnostic) -
 }
 
 /// A finding of a document as a diagnostic; `documents` are those the
-/// finding's locations index (the deployment's, attachments included).
-pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, documents: &[SourceText], f: &Finding) -> Diagnostic {
+/// finding's locations index (the deployment's, attachments included);
+/// `allowed`: its deployment allows UNKNOWN outcomes.
+pub fn finding(
+    ws: &Workspace,
+    uri: &Uri,
+    source: SourceText,
+    documents: &[SourceText],
+    f: &Finding,
+    allowed: bool,
+) -> Diagnostic {
     let mut related = Vec::new();
     if let Some(location) = f.policy.and_then(|loc| policy_location(ws, loc)) {
         related.push(DiagnosticRelatedInformation { location, message: format!("rule `{}` is declared here", f.rule) });
@@ -241,13 +289,7 @@ pub fn finding(ws: &Workspace, uri: &Uri, source: SourceText, documents: &[Sourc
     let span = f.location.map(|(_, s)| s).unwrap_or_default();
     Diagnostic {
         range: range(ws, source, span),
-        // The editor is not CI: an UNKNOWN, which fails `grail check` unless
-        // allowed (src/outcome.rs), is a warning here, a FAIL an error.
-        severity: Some(if f.outcome == Outcome::Fail {
-            DiagnosticSeverity::ERROR
-        } else {
-            DiagnosticSeverity::WARNING
-        }),
+        severity: Some(severity(f.outcome, allowed)),
         code: Some(NumberOrString::String(f.rule.clone())),
         source: Some("grail".into()),
         message: f.message.clone(),

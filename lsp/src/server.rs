@@ -116,13 +116,12 @@ impl Backend {
     async fn publish(&self, changed: Changed) {
         match changed {
             Changed::Nothing => {}
-            Changed::Document(uri) => {
-                publish_each(&self.client, &self.workspace, &self.shown, vec![uri], || false).await;
-            }
-            Changed::Deployment(k) => {
-                // Every member: an edit in one file changes what is shown in the others.
-                let members = self.guarded("diagnostics", |ws| ws.members(k)).await.unwrap_or_default();
-                publish_each(&self.client, &self.workspace, &self.shown, members, || false).await;
+            Changed::Document(_) | Changed::Deployment(_) => {
+                // The document, or every member (an edit in one file changes what is shown in the
+                // others), then the files the check attaches, where some findings are located,
+                // and those shown before only for what attached them (which may no longer).
+                let uris = self.with_attached(&changed).await;
+                publish_each(&self.client, &self.workspace, &self.shown, uris, || false).await;
             }
             Changed::Policy => {
                 let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
@@ -132,6 +131,11 @@ impl Backend {
                         policy.extend(ws.workspace_file_uri());
                         let mut documents = ws.all_members();
                         documents.extend(ws.open_documents());
+                        for uri in ws.attached_uris(&Changed::Policy) {
+                            if !documents.contains(&uri) {
+                                documents.push(uri);
+                            }
+                        }
                         (policy, documents)
                     })
                     .await
@@ -158,6 +162,28 @@ impl Backend {
                 });
             }
         }
+    }
+
+    /// The files to publish after `changed`: its own, then the files its
+    /// check attaches, then the files shown before for an attachment alone.
+    async fn with_attached(&self, changed: &Changed) -> Vec<Uri> {
+        let shown: Vec<Uri> =
+            self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter().cloned().collect();
+        self.guarded("diagnostics", |ws| {
+            let mut uris = match changed {
+                Changed::Document(uri) => vec![uri.clone()],
+                Changed::Deployment(k) => ws.members(*k),
+                _ => Vec::new(),
+            };
+            for uri in ws.attached_uris(changed).into_iter().chain(shown.into_iter().filter(|u| !ws.is_own(u))) {
+                if !uris.contains(&uri) {
+                    uris.push(uri);
+                }
+            }
+            uris
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// The engine source and byte offset of a position in an open file the
@@ -257,7 +283,7 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         if self.watch_files.load(Ordering::Relaxed) {
             // Policy files, the workspace file, and the documents of its deployments and their attachments.
-            let globs = ["**/*.grail", "**/grail.toml", "**/*.{json,yaml,yml,md,markdown}"];
+            let globs = ["**/*.grail", "**/grail.toml", "**/*.{json,jsonl,yaml,yml,md,markdown}"];
             let options = DidChangeWatchedFilesRegistrationOptions {
                 watchers: globs
                     .iter()
@@ -301,9 +327,11 @@ impl LanguageServer for Backend {
         let uri = params.text_document.uri;
         let changed = self.guarded("didClose", |ws| ws.close(&uri)).await.unwrap_or(Changed::Nothing);
         if let Changed::Document(uri) = &changed {
-            // A closed document is no longer checked: clear what was shown.
+            // A closed document is no longer checked: clear what was shown, of it and of what it attached.
             self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(uri);
             self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;
+            let stray = self.with_attached(&Changed::Nothing).await;
+            publish_each(&self.client, &self.workspace, &self.shown, stray, || false).await;
         } else {
             self.publish(changed).await;
         }
@@ -445,6 +473,9 @@ impl LanguageServer for Backend {
             let requested =
                 lines.span(text, Range::new(Position::new(range.start.line, 0), Position::new(range.end.line + 1, 0)));
             let mut actions = Vec::new();
+            // Fixes are found and proved on the document alone (`ide::fixes`); the diagnostics
+            // they name have the severity the document's deployment gives them.
+            let allowed = ws.checked_in(&uri).is_some_and(|(_, allowed)| allowed);
             let documents = [source];
             let edit = |edits: &[ide::TextEdit]| WorkspaceEdit {
                 changes: Some(HashMap::from([(
@@ -468,7 +499,7 @@ impl LanguageServer for Backend {
                     actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                         title: fix.title,
                         kind: Some(CodeActionKind::QUICKFIX),
-                        diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f)]),
+                        diagnostics: Some(vec![convert::finding(ws, &uri, source, &documents, f, allowed)]),
                         edit: Some(edit(&fix.edits)),
                         is_preferred: Some(true),
                         ..CodeAction::default()
@@ -484,7 +515,7 @@ impl LanguageServer for Backend {
                     title: fix.title,
                     kind: Some(fix_all),
                     diagnostics: Some(
-                        fixed.iter().map(|f| convert::finding(ws, &uri, source, &documents, f)).collect(),
+                        fixed.iter().map(|f| convert::finding(ws, &uri, source, &documents, f, allowed)).collect(),
                     ),
                     edit: Some(edit(&fix.edits)),
                     ..CodeAction::default()

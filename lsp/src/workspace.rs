@@ -7,7 +7,14 @@
 //! policy is and which documents are checked together: the same file, read
 //! by the same code (`grail_workspace`), so that the editor and CI agree.
 //! Without one, the policy is the shipped library and every open `.json`,
-//! `.yaml`, `.yml` or marked Markdown file is checked alone.
+//! `.jsonl`, `.yaml`, `.yml` or marked Markdown file is checked alone.
+//!
+//! Every document is checked as `grail check` checks it, so that the editor
+//! shows what CI reports: a member with its deployment (its layer bindings,
+//! parameters, evidence root, `evidence` and `allow_unknown`), a document
+//! alone as `grail check FILE` run in its folder; either way with the files
+//! its `ref` fields name, read by the command line's reader
+//! (`grail_workspace::attachments`), and the clock as the time of the check.
 //!
 //! Either way a document is judged only when it is grail's ([`Owner`]):
 //! named by a deployment, or picked by a kind of the policy and claimed by
@@ -36,7 +43,7 @@ pub struct Workspace {
     /// What the workspace file said.
     pub config: Config,
     /// Open documents that belong to no deployment, each checked alone.
-    documents: HashMap<Uri, SourceText>,
+    documents: HashMap<Uri, Alone>,
     /// The deployments of the workspace file.
     deployments: Vec<DeploymentState>,
     /// The deployment of each member document.
@@ -85,6 +92,16 @@ pub enum Config {
     },
 }
 
+/// An open document that no deployment names, checked alone as `grail
+/// check FILE` checks it: a deployment of it alone, with the files its `ref`
+/// fields name (read in its folder) and the time of its last edit.
+struct Alone {
+    source: SourceText,
+    deployment: Deployment,
+    /// The files attached by `ref` fields: the reference and the URI of the file read.
+    attached: Vec<(AttachedFile, Option<Uri>)>,
+}
+
 struct DeploymentState {
     name: String,
     /// The member documents, in the order of the workspace file.
@@ -96,6 +113,10 @@ struct DeploymentState {
     attached: Vec<(AttachedFile, Option<Uri>)>,
     /// The parameters its keys give, and the folder where `ref` fields resolve.
     invocation: grail_workspace::Invocation,
+    /// Its `allow_unknown`: its UNKNOWN outcomes do not fail the check.
+    allow_unknown: bool,
+    /// The file its `evidence` key gives under the name `evidence`.
+    evidence: Option<PathBuf>,
 }
 
 /// What an edit changed, and so which diagnostics to publish again.
@@ -123,7 +144,7 @@ pub fn is_workspace_file(uri: &Uri) -> bool {
 /// Markdown (a work item, when it carries the marker of a Markdown kind).
 pub fn is_document(uri: &Uri) -> bool {
     let path = uri.path().as_str().to_ascii_lowercase();
-    [".json", ".yaml", ".yml", ".md", ".markdown"].iter().any(|e| path.ends_with(e))
+    [".json", ".jsonl", ".yaml", ".yml", ".md", ".markdown"].iter().any(|e| path.ends_with(e))
 }
 
 impl Workspace {
@@ -198,19 +219,21 @@ impl Workspace {
                     if let Err(error) = file.check_layer_names(&declared) {
                         self.config = Config::Invalid { path, error };
                         // Open members go back to being checked alone.
+                        let mut open = open_members;
                         for d in std::mem::take(&mut self.deployments) {
                             for (uri, source, _) in d.members {
-                                if self.versions.contains_key(&uri) {
-                                    self.documents.insert(uri, source);
+                                if self.versions.contains_key(&uri) && !open.iter().any(|(u, _)| *u == uri) {
+                                    open.push((uri, source.text(&self.db).clone()));
                                 }
                             }
                         }
                         self.member_of.clear();
                         self.use_shipped();
-                        self.reopen(open_members);
+                        self.reopen(open);
                         return;
                     }
                     for k in 0..self.deployments.len() {
+                        self.give_evidence(k);
                         self.refresh_attachments(k, true);
                     }
                 }
@@ -236,7 +259,7 @@ impl Workspace {
             for m in file.documents(d)? {
                 let Some(uri) = Uri::from_file_path(&m.path) else { continue };
                 let source = match self.documents.get(&uri) {
-                    Some(open) => *open,
+                    Some(open) => open.source,
                     None => {
                         let shown = self.display_path(&m.path);
                         grail_workspace::read_document(
@@ -263,6 +286,7 @@ impl Workspace {
             let deployment = Deployment::builder(documents, Vec::new())
                 .bindings(bindings)
                 .params(invocation.params.clone())
+                .now(Some(grail_workspace::clock()))
                 .new(&self.db);
             states.push(DeploymentState {
                 name: d.name.value.clone(),
@@ -271,6 +295,8 @@ impl Workspace {
                 deployment,
                 attached: Vec::new(),
                 invocation,
+                allow_unknown: d.allow_unknown,
+                evidence: d.evidence.as_ref().map(|p| file.resolve(p)),
             });
         }
         for (k, d) in states.iter().enumerate() {
@@ -315,35 +341,67 @@ impl Workspace {
     /// references changed (or `force`, after a change on disk).
     fn refresh_attachments(&mut self, k: usize, force: bool) -> bool {
         let Some(d) = self.deployments.get(k) else { return false };
-        let documents: Vec<SourceText> = d.members.iter().map(|(_, s, _)| *s).collect();
-        let wanted: Vec<(SourceText, String)> = documents
-            .iter()
-            .flat_map(|doc| document_references(&self.db, self.set, *doc).iter().map(|p| (*doc, p.clone())))
-            .collect();
-        let had: Vec<(SourceText, String)> = d.attached.iter().map(|(a, _)| (a.from, a.path.clone())).collect();
-        if !force && wanted == had {
+        let documents: Vec<(SourceText, Option<PathBuf>)> =
+            d.members.iter().map(|(_, s, p)| (*s, Some(p.clone()))).collect();
+        if !force && !references_changed(&self.db, self.set, &documents, &d.attached) {
             return false;
         }
-        let real: HashMap<String, PathBuf> =
-            d.members.iter().map(|(_, s, p)| (s.path(&self.db).clone(), p.clone())).collect();
         let root = d.invocation.evidence_root.clone();
-        let attached = grail_workspace::attachments(&self.db, self.set, &documents, root.as_deref(), &|shown| {
-            real.get(shown).cloned().unwrap_or_else(|| PathBuf::from(shown))
-        });
-        let with_uris = attached
-            .into_iter()
-            .map(|a| {
-                let from = d.members.iter().find(|(_, s, _)| *s == a.from).map(|(_, _, p)| p.clone());
-                let folder = root.clone().or_else(|| from.and_then(|p| p.parent().map(Path::to_path_buf)));
-                let uri = folder.and_then(|f| Uri::from_file_path(f.join(&a.path)));
-                (a, uri)
-            })
-            .collect::<Vec<_>>();
+        let with_uris = read_attachments(&self.db, self.set, &documents, root.as_deref());
         let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
         let deployment = d.deployment;
         deployment.set_attachments(&mut self.db).to(list);
         self.deployments[k].attached = with_uris;
         true
+    }
+
+    /// Reads again the files a document checked alone attaches, when its
+    /// references changed (or `force`, after a change on disk): in its
+    /// folder, as `grail check FILE` run there reads them.
+    fn refresh_alone(&mut self, uri: &Uri, force: bool) -> bool {
+        let Some(alone) = self.documents.get(uri) else { return false };
+        let documents = [(alone.source, uri.to_file_path().map(|p| p.into_owned()))];
+        if !force && !references_changed(&self.db, self.set, &documents, &alone.attached) {
+            return false;
+        }
+        let with_uris = read_attachments(&self.db, self.set, &documents, None);
+        let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
+        let deployment = alone.deployment;
+        deployment.set_attachments(&mut self.db).to(list);
+        if let Some(alone) = self.documents.get_mut(uri) {
+            alone.attached = with_uris;
+        }
+        true
+    }
+
+    /// Gives deployment `k` the file its `evidence` key names, as `grail
+    /// check` gives it (none when the policy reads no `evidence`).
+    fn give_evidence(&mut self, k: usize) {
+        let Some(d) = self.deployments.get(k) else { return };
+        let named: Vec<_> = d
+            .evidence
+            .as_ref()
+            .and_then(|p| grail_workspace::given_evidence(&self.db, self.set, p, self.display_path(p)))
+            .into_iter()
+            .collect();
+        let deployment = d.deployment;
+        deployment.set_named(&mut self.db).to(named);
+    }
+
+    /// The time of the check of `deployment` is now: it is checked again after an edit.
+    fn stamp(&mut self, deployment: Deployment) {
+        deployment.set_now(&mut self.db).to(Some(grail_workspace::clock()));
+    }
+
+    /// After a policy edit, what documents attach may have changed: read again what did.
+    fn refresh_all(&mut self) {
+        for k in 0..self.deployments.len() {
+            self.refresh_attachments(k, false);
+        }
+        let alone: Vec<Uri> = self.documents.keys().cloned().collect();
+        for uri in alone {
+            self.refresh_alone(&uri, false);
+        }
     }
 
     /// A path for messages: relative to the first root that holds it.
@@ -363,7 +421,7 @@ impl Workspace {
     /// The source of an open document, a deployment's member or a policy file.
     pub fn source(&self, uri: &Uri) -> Option<SourceText> {
         if let Some(d) = self.documents.get(uri) {
-            return Some(*d);
+            return Some(d.source);
         }
         if let Some(k) = self.member_of.get(uri) {
             return self.deployments[*k].members.iter().find(|(u, _, _)| u == uri).map(|(_, s, _)| *s);
@@ -405,6 +463,17 @@ impl Workspace {
         Some((d.deployment, d.name.as_str()))
     }
 
+    /// The deployment a document is checked in, as `grail check` checks it:
+    /// its deployment's, or one of it alone; and whether its UNKNOWN
+    /// outcomes are allowed (the deployment's `allow_unknown`).
+    pub fn checked_in(&self, uri: &Uri) -> Option<(Deployment, bool)> {
+        if let Some(&k) = self.member_of.get(uri) {
+            let d = &self.deployments[k];
+            return Some((d.deployment, d.allow_unknown));
+        }
+        self.documents.get(uri).map(|a| (a.deployment, false))
+    }
+
     /// Whose document `uri` is (see [`Owner`]). A document checked alone is
     /// judged by the kind the policy gives its text (`ide::document_kind`:
     /// one that does not parse by its top-level keys), or, while the policy
@@ -426,7 +495,7 @@ impl Workspace {
         if let Some(format) = uri.to_file_path().and_then(|p| grail_workspace::foreign::claimed_by(&p)) {
             return Owner::Claimed(format);
         }
-        let Some(source) = self.documents.get(uri).copied() else { return Owner::NotGrails };
+        let Some(source) = self.documents.get(uri).map(|a| a.source) else { return Owner::NotGrails };
         match ide::document_kind(&self.db, self.set, source) {
             ide::DocumentKind::Of(kind) => {
                 self.last_kind.insert(uri.clone(), kind.clone());
@@ -443,6 +512,18 @@ impl Workspace {
         }
     }
 
+    /// Whether an open document checked alone is judged, as [`Workspace::owner`] says.
+    fn judged_alone(&self, uri: &Uri, source: SourceText) -> bool {
+        if !is_document(uri) || uri.to_file_path().and_then(|p| grail_workspace::foreign::claimed_by(&p)).is_some() {
+            return false;
+        }
+        match ide::document_kind(&self.db, self.set, source) {
+            ide::DocumentKind::Of(_) => true,
+            ide::DocumentKind::None => false,
+            ide::DocumentKind::Unknown => self.last_kind.contains_key(uri),
+        }
+    }
+
     /// The source of a file the server answers requests about: a policy file,
     /// or a document it judges ([`Owner::judged`]).
     pub fn judged_source(&mut self, uri: &Uri) -> Option<SourceText> {
@@ -451,6 +532,58 @@ impl Workspace {
             return Some(source);
         }
         None
+    }
+
+    /// The checks that attach the file `uri` (a deployment's, or a document's
+    /// alone): each deployment, whether it allows UNKNOWN outcomes, and the
+    /// sources read from the file, in which its findings may be located.
+    pub fn attaching(&self, uri: &Uri) -> Vec<(Deployment, bool, Vec<SourceText>)> {
+        let read = |attached: &[(AttachedFile, Option<Uri>)]| -> Vec<SourceText> {
+            attached.iter().filter(|(_, u)| u.as_ref() == Some(uri)).filter_map(|(a, _)| a.read.clone().ok()).collect()
+        };
+        let deployments = self.deployments.iter().map(|d| (d.deployment, d.allow_unknown, read(&d.attached)));
+        // A document the server does not judge shows nothing, in itself or in what it attaches.
+        let alone = self
+            .documents
+            .iter()
+            .filter(|(u, a)| self.judged_alone(u, a.source))
+            .map(|(_, a)| (a.deployment, false, read(&a.attached)));
+        deployments.chain(alone).filter(|(_, _, sources)| !sources.is_empty()).collect()
+    }
+
+    /// The files the check of what `changed` names attaches: their
+    /// diagnostics (the findings located in them) are published with it.
+    pub fn attached_uris(&self, changed: &Changed) -> Vec<Uri> {
+        let attached: &[(AttachedFile, Option<Uri>)] = match changed {
+            Changed::Document(uri) => self.documents.get(uri).map_or(&[], |a| a.attached.as_slice()),
+            Changed::Deployment(k) => self.deployments.get(*k).map_or(&[], |d| d.attached.as_slice()),
+            Changed::Policy => return self.all_attached_uris(),
+            Changed::Nothing => &[],
+        };
+        let mut out: Vec<Uri> = Vec::new();
+        for uri in attached.iter().filter_map(|(_, u)| u.clone()) {
+            if !out.contains(&uri) {
+                out.push(uri);
+            }
+        }
+        out
+    }
+
+    fn all_attached_uris(&self) -> Vec<Uri> {
+        let mut out: Vec<Uri> = Vec::new();
+        let all =
+            self.deployments.iter().flat_map(|d| &d.attached).chain(self.documents.values().flat_map(|a| &a.attached));
+        for uri in all.filter_map(|(_, u)| u.clone()) {
+            if !out.contains(&uri) {
+                out.push(uri);
+            }
+        }
+        out
+    }
+
+    /// Whether the server shows `uri` as a file of its own: a policy file, a member, an open document.
+    pub fn is_own(&self, uri: &Uri) -> bool {
+        self.policy_index(uri).is_some() || self.member_of.contains_key(uri) || self.documents.contains_key(uri)
     }
 
     /// Every member of deployment `k`, open or not: their diagnostics are published.
@@ -473,7 +606,15 @@ impl Workspace {
                 return u.clone();
             }
         }
-        self.documents.iter().find(|(_, s)| **s == source).map(|(u, _)| u.clone())
+        for (uri, alone) in &self.documents {
+            if alone.source == source {
+                return Some(uri.clone());
+            }
+            if let Some((_, u)) = alone.attached.iter().find(|(a, _)| a.read.as_ref().ok() == Some(&source)) {
+                return u.clone();
+            }
+        }
+        None
     }
 
     pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Changed {
@@ -487,19 +628,25 @@ impl Workspace {
                 source.set_text(&mut self.db).to(text);
                 source.set_read_error(&mut self.db).to(None);
             }
+            self.stamp(self.deployments[k].deployment);
             self.refresh_attachments(k, false);
             return Changed::Deployment(k);
         }
         match self.documents.get(&uri) {
-            Some(doc) => {
-                doc.set_text(&mut self.db).to(text);
+            Some(alone) => {
+                let (source, deployment) = (alone.source, alone.deployment);
+                source.set_text(&mut self.db).to(text);
+                self.stamp(deployment);
             }
             None => {
                 let path = uri.to_file_path().map_or_else(|| uri.as_str().to_string(), |p| self.display_path(&p));
-                let doc = SourceText::new(&self.db, path, text, None);
-                self.documents.insert(uri.clone(), doc);
+                let source = SourceText::new(&self.db, path, text, None);
+                let deployment =
+                    Deployment::builder(vec![source], Vec::new()).now(Some(grail_workspace::clock())).new(&self.db);
+                self.documents.insert(uri.clone(), Alone { source, deployment, attached: Vec::new() });
             }
         }
+        self.refresh_alone(&uri, true);
         Changed::Document(uri)
     }
 
@@ -515,6 +662,7 @@ impl Workspace {
             if file.text(&self.db) != &text {
                 file.set_text(&mut self.db).to(text);
                 file.set_read_error(&mut self.db).to(None);
+                self.refresh_all();
             }
             return Changed::Policy;
         }
@@ -530,6 +678,7 @@ impl Workspace {
         self.uris.push(Some(uri));
         self.shipped_files.push(false);
         self.set.set_files(&mut self.db).to(files);
+        self.refresh_all();
         Changed::Policy
     }
 
@@ -549,11 +698,17 @@ impl Workspace {
         self.versions.insert(uri.clone(), version);
         source.set_text(&mut self.db).to(text);
         if is_policy(uri) && self.policy_index(uri).is_some() {
+            self.refresh_all();
             return Changed::Policy;
         }
         if let Some(&k) = self.member_of.get(uri) {
+            self.stamp(self.deployments[k].deployment);
             self.refresh_attachments(k, false);
             return Changed::Deployment(k);
+        }
+        if let Some(deployment) = self.documents.get(uri).map(|a| a.deployment) {
+            self.stamp(deployment);
+            self.refresh_alone(uri, false);
         }
         Changed::Document(uri.clone())
     }
@@ -593,6 +748,15 @@ impl Workspace {
             self.refresh_attachments(k, true);
             return Changed::Deployment(k);
         }
+        let attaching: Option<Uri> = self
+            .documents
+            .iter()
+            .find(|(_, a)| a.attached.iter().any(|(_, u)| u.as_ref() == Some(uri)))
+            .map(|(u, _)| u.clone());
+        if let Some(by) = attaching {
+            self.refresh_alone(&by, true);
+            return Changed::Document(by);
+        }
         if !is_policy(uri) {
             return Changed::Nothing;
         }
@@ -616,6 +780,7 @@ impl Workspace {
                 source.set_text(&mut self.db).to(String::new());
             }
         }
+        self.stamp(self.deployments[k].deployment);
         self.refresh_attachments(k, false);
         Changed::Deployment(k)
     }
@@ -652,6 +817,45 @@ impl Workspace {
         }
         Changed::Policy
     }
+}
+
+/// Whether the `ref` fields of `documents` name other files than those `had` holds.
+fn references_changed(
+    db: &Database,
+    set: PolicySet,
+    documents: &[(SourceText, Option<PathBuf>)],
+    had: &[(AttachedFile, Option<Uri>)],
+) -> bool {
+    let wanted = documents
+        .iter()
+        .flat_map(|(doc, _)| document_references(db, set, *doc).iter().map(move |p| (*doc, p.as_str())));
+    !wanted.eq(had.iter().map(|(a, _)| (a.from, a.path.as_str())))
+}
+
+/// The files the `ref` fields of `documents` (each with its file on disk,
+/// when it has one) name, read by the command line's reader: under `root`
+/// when given, else in each document's folder; each with the URI of the file read.
+fn read_attachments(
+    db: &Database,
+    set: PolicySet,
+    documents: &[(SourceText, Option<PathBuf>)],
+    root: Option<&Path>,
+) -> Vec<(AttachedFile, Option<Uri>)> {
+    let real: HashMap<String, PathBuf> =
+        documents.iter().filter_map(|(s, p)| Some((s.path(db).clone(), p.clone()?))).collect();
+    let sources: Vec<SourceText> = documents.iter().map(|(s, _)| *s).collect();
+    let attached = grail_workspace::attachments(db, set, &sources, root, &|shown| {
+        real.get(shown).cloned().unwrap_or_else(|| PathBuf::from(shown))
+    });
+    attached
+        .into_iter()
+        .map(|a| {
+            let from = real.get(a.from.path(db)).cloned();
+            let folder = root.map(Path::to_path_buf).or_else(|| from.and_then(|p| p.parent().map(Path::to_path_buf)));
+            let uri = folder.and_then(|f| Uri::from_file_path(f.join(&a.path)));
+            (a, uri)
+        })
+        .collect()
 }
 
 /// A `TextDocumentContentChangeEvent`, by its own name here.

@@ -265,12 +265,17 @@ async fn an_edit_to_a_document_does_not_recompile_the_policy() {
     c.change(&a, 2, edit).await;
     assert_eq!(c.diagnostics(&a).await, Vec::<Value>::new());
     let ran = std::mem::take(&mut *log.lock().expect("log"));
-    assert!(ran.iter().any(|q| q.starts_with("check_document")), "the edited document is checked: {ran:#?}");
+    // Checked as `grail check FILE` checks it: a deployment of it alone.
+    assert!(ran.iter().any(|q| q.starts_with("check_deployment")), "the edited document is checked: {ran:#?}");
     assert!(ran.iter().any(|q| q.starts_with("load_document")), "{ran:#?}");
     for q in ["compile_policy", "parse_policy", "policy_index"] {
         assert!(!ran.iter().any(|r| r.starts_with(q)), "`{q}` ran again after a document edit: {ran:#?}");
     }
-    assert_eq!(ran.iter().filter(|q| q.starts_with("check_document")).count(), 1, "only the edited document: {ran:#?}");
+    assert_eq!(
+        ran.iter().filter(|q| q.starts_with("check_deployment")).count(),
+        1,
+        "only the edited document: {ran:#?}"
+    );
     c.shutdown().await;
 }
 
@@ -503,7 +508,7 @@ async fn an_inlay_hint_shows_the_default_of_a_key_left_out() {
 /// warning, whatever `grail check` makes of it (where it fails the check
 /// unless allowed). The policy states both outcomes (tests/policies/stated-unknown).
 #[tokio::test]
-async fn a_fail_is_an_error_and_an_unknown_a_warning() {
+async fn a_fail_and_an_unknown_are_errors_and_an_allowed_unknown_a_warning() {
     let dir = TempDir::new("unknown-warning");
     let policy = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/policies/stated-unknown/policy.grail"),
@@ -511,17 +516,30 @@ async fn a_fail_is_an_error_and_an_unknown_a_warning() {
     .expect("the policy");
     std::fs::create_dir_all(dir.0.join("policy")).expect("a folder");
     std::fs::write(dir.0.join("policy/policy.grail"), policy).expect("write");
-    std::fs::write(dir.0.join("grail.toml"), "[policy]\nfolders = [\"policy\"]\n").expect("write");
+    // A deployment whose UNKNOWN outcomes are allowed, as `grail check` allows them.
+    std::fs::write(
+        dir.0.join("grail.toml"),
+        "[policy]\nfolders = [\"policy\"]\n\n[deployments.known_gap]\ndocuments = [\"allowed.yaml\"]\nallow_unknown = true\n",
+    )
+    .expect("write");
+    std::fs::write(dir.0.join("allowed.yaml"), "broken: true\n").expect("write");
+    let severities = |d: &[Value]| {
+        let mut s: Vec<(String, i64)> = d
+            .iter()
+            .map(|d| (d["code"].as_str().unwrap_or_default().to_string(), d["severity"].as_i64().unwrap_or_default()))
+            .collect();
+        s.sort();
+        s
+    };
     let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let allowed = uri(&dir.0.join("allowed.yaml"));
+    let d = c.diagnostics(&allowed).await;
+    // 1 is an error, 2 a warning.
+    assert_eq!(severities(&d), [("s.broken".to_string(), 1), ("s.evidence".to_string(), 2)], "{d:#?}");
+    // Checked alone, as `grail check FILE` checks it: an UNKNOWN fails the check, so it is an error.
     let uri = uri(&dir.0.join("doc.yaml"));
     c.open(&uri, "broken: true\n").await;
     let d = c.diagnostics(&uri).await;
-    let mut severities: Vec<(String, i64)> = d
-        .iter()
-        .map(|d| (d["code"].as_str().unwrap_or_default().to_string(), d["severity"].as_i64().unwrap_or_default()))
-        .collect();
-    severities.sort();
-    // 1 is an error, 2 a warning.
-    assert_eq!(severities, [("s.broken".to_string(), 1), ("s.evidence".to_string(), 2)], "{d:#?}");
+    assert_eq!(severities(&d), [("s.broken".to_string(), 1), ("s.evidence".to_string(), 1)], "{d:#?}");
     c.shutdown().await;
 }

@@ -298,6 +298,39 @@ pub fn attachments(
     read::attachments_within(db, set, documents, DEFAULT_MAX_TOTAL_SIZE, root, real_path)
 }
 
+/// The time of a check that is given none (`--now`): the clock, in
+/// nanoseconds since the Unix epoch, as `now()` reads it.
+pub fn clock() -> i128 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// The name `--evidence FILE`, and a deployment's `evidence` key, give their file under.
+pub const EVIDENCE: &str = "evidence";
+
+/// The file a deployment's `evidence` key names, as `grail check` gives it:
+/// under the name [`EVIDENCE`], read as the policy's kind given that name;
+/// a file that cannot be read is given as a document that does not load,
+/// with the reason. `None` when no kind of the policy is given that name
+/// (`grail check` then stops, exit 2).
+pub fn given_evidence(
+    db: &Database,
+    set: PolicySet,
+    path: &Path,
+    shown: String,
+) -> Option<grail_engine::db::NamedDocument> {
+    let compiled = grail_engine::db::compile_policy(db, set);
+    grail_engine::check::given_kind(&compiled.policy, EVIDENCE)?;
+    let document = match read_document(db, path, shown.clone(), DEFAULT_MAX_DOCUMENT_SIZE) {
+        Ok(doc) => doc,
+        Err(m) => {
+            let why = m.strip_prefix(&format!("cannot read `{shown}`: ")).unwrap_or(&m).to_string();
+            SourceText::builder(shown, String::new(), None).unread(Some(why)).new(db)
+        }
+    };
+    Some(grail_engine::db::NamedDocument { name: EVIDENCE.to_string(), document })
+}
+
 /// `path` as shown in reports: relative to `base` when under it.
 pub fn shown(path: &Path, base: &Path) -> String {
     path.strip_prefix(base).unwrap_or(path).to_string_lossy().into_owned()
