@@ -7,13 +7,21 @@
 //!   cargo bench --bench side_by_side -- --agree-only # agreement only
 //!   cargo bench --bench side_by_side -- --quick      # fewer samples
 //!   cargo bench --bench side_by_side -- --cold-only  # the cold processes alone
+//!   cargo bench --bench side_by_side -- --upstream   # against upstream's node checker
 //!
 //! The cold-process rows spawn the release `grail` binary and the
 //! `bench_rego_cold` example; the memory rows run the `bench_stream` example
 //! under `/usr/bin/time -v`. `scripts/bench.sh` builds both first; a row
 //! whose program is missing says so.
+//!
+//! `--upstream` runs only grail beside upstream's node checker, on
+//! upstream's corpus (`support/upstream.rs`): `GRAIL_UPSTREAM_CHECKER` names
+//! the checker (skipped with a message where it is absent), `GRAIL_BIN` the
+//! `grail` binary timed (default: this profile's).
 
 mod support;
+#[path = "support/upstream.rs"]
+mod upstream;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -93,6 +101,10 @@ fn main() {
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split(' ').take(3).collect::<Vec<_>>().join(" ")
     };
     let load_before = load();
+    if args.iter().any(|a| a == "--upstream") {
+        let grail = std::env::var_os("GRAIL_BIN").map_or_else(|| release_dir().join("grail"), PathBuf::from);
+        std::process::exit(upstream::run(workspace(), &grail, quick));
+    }
     if cold_only {
         // The cold-process rows alone, for checking them (no agreement, no table).
         let s = cold(&cold_commands(), if quick { 20 } else { 100 });

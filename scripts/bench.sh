@@ -2,11 +2,14 @@
 # Benchmarks: builds the release binary, the bench examples and the benches,
 # then runs them. Prints the machine, divan's detail for grail, and the
 # side-by-side tables (median, p95, ratio to the peer: regorus, then
-# cedar-policy) that BENCHMARKS.md records.
+# cedar-policy, then upstream's node checker) that BENCHMARKS.md records.
+# The upstream peer needs upstream's checker outside the repository
+# (GRAIL_UPSTREAM_CHECKER, default /tmp/upstream/check-security-binding.mjs)
+# and node; without them that step says it is skipped.
 #
 #   scripts/bench.sh            # everything (about 10-20 minutes on 2 busy cores)
 #   scripts/bench.sh --quick    # fewer samples and runs
-#   scripts/bench.sh --table    # the two side-by-side tables only
+#   scripts/bench.sh --table    # the side-by-side tables only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -58,3 +61,6 @@ cargo bench --quiet --bench side_by_side -- $quick
 
 echo "== Cedar peer (cargo bench --bench cedar_peer): agreement first, then the table"
 cargo bench --quiet --bench cedar_peer -- $quick
+
+echo "== upstream peer (cargo bench --bench side_by_side -- --upstream): exit statuses compared first, then the table"
+cargo bench --quiet --bench side_by_side -- --upstream $quick
