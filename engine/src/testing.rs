@@ -483,7 +483,13 @@ pub fn run_case(policy: &Policy, case: &Case, files: &[File<'_>], now: Option<i1
         Err(SyntaxError { message: "not a document".into(), span: grail_lang::ast::Span::default() });
     for (recorded, target) in &given {
         let (text, raw) = content(target).unwrap_or(("", None));
-        attachments.push(Attachment { from: check::GIVEN, path: recorded, read: Ok((u32::MAX, &unread)), text: text.into(), raw });
+        attachments.push(Attachment {
+            from: check::GIVEN,
+            path: recorded,
+            read: Ok((u32::MAX, &unread)),
+            text: text.into(),
+            raw,
+        });
     }
     let bindings: Vec<Bound> = binds
         .into_iter()
