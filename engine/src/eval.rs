@@ -676,7 +676,7 @@ impl<'a> Evaluator<'a> {
             },
             Builtin::Lines => match content(&vals[0]) {
                 Some(t) => {
-                    if !self.spend(t.len() as u64 / 64) {
+                    if !self.spend(t.len() as u64 / BYTES_PER_STEP) {
                         return Val::unknown();
                     }
                     let lines = t.lines().map(|l| out(V::Str(l.into()))).collect();
@@ -690,7 +690,7 @@ impl<'a> Evaluator<'a> {
             },
             Builtin::ReplaceLine => match (content(&vals[0]), vals[1].as_int(), string(&vals[2])) {
                 (Some(t), Some(n), Some(to)) => {
-                    if !self.spend(t.len() as u64 / 64) {
+                    if !self.spend(t.len() as u64 / BYTES_PER_STEP) {
                         return Val::unknown();
                     }
                     match usize::try_from(n.to_i128().unwrap_or(-1)).ok().and_then(|n| replace_line(&t, n, &to)) {
