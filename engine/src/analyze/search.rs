@@ -111,8 +111,23 @@ impl<'p> Search<'p> {
     }
 }
 
+/// How many searches ask the rules, each its fixed share, in parallel.
+const SEARCHES: usize = 2;
+
+/// Asks the rules `units` of one search, in order.
+fn ask(s: &mut Search<'_>, units: impl Iterator<Item = usize>) -> Vec<(usize, RuleReport, Vec<PolicyDiagnostic>)> {
+    units
+        .map(|u| {
+            let mut diagnostics = Vec::new();
+            let report = s.rule(u, &mut diagnostics);
+            (u, report, diagnostics)
+        })
+        .collect()
+}
+
 pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
     let mut s = Search::new(policy, bounds);
+    let mut extra_solves = 0;
 
     let mut analysis = Analysis {
         bounds,
@@ -127,8 +142,35 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
         let subject = s.witness(&def, &mut analysis.conflicts);
         analysis.subjects.push(subject);
     }
-    for u in 0..s.units.len() {
-        let report = s.rule(u, &mut analysis.diagnostics);
+    // The rules are asked in SEARCHES fixed shares (every SEARCHES-th unit),
+    // each by a search of its own on its own thread: a rule's answer depends
+    // on what its solver learnt from the rules asked before it, so the
+    // shares are fixed, never the machine's core count, and the analysis is
+    // the same everywhere.
+    let n = s.units.len();
+    let mut asked: Vec<(usize, RuleReport, Vec<PolicyDiagnostic>)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..SEARCHES)
+            .map(|k| {
+                scope.spawn(move || {
+                    let mut t = Search::new(policy, bounds);
+                    let done = ask(&mut t, (k..n).step_by(SEARCHES));
+                    (done, t.b.solves)
+                })
+            })
+            .collect();
+        let mut done = ask(&mut s, (0..n).step_by(SEARCHES));
+        for h in others {
+            // A share that panicked passes its panic on, as the same code on
+            // this thread would have.
+            let (more, solves) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            done.extend(more);
+            extra_solves += solves;
+        }
+        done
+    });
+    asked.sort_by_key(|(u, _, _)| *u);
+    for (_, report, mut diagnostics) in asked {
+        analysis.diagnostics.append(&mut diagnostics);
         analysis.rules.push(report);
     }
     // Rules in the order the policy declares them.
@@ -147,7 +189,7 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
             analysis.diagnostics.push(dead_diagnostic(r, members));
         }
     }
-    analysis.stats = Stats { variables: s.b.vars(), clauses: s.b.clauses, solves: s.b.solves };
+    analysis.stats = Stats { variables: s.b.vars(), clauses: s.b.clauses, solves: s.b.solves + extra_solves };
     analysis
 }
 
