@@ -129,7 +129,10 @@ fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
     // 22 since `filled` (scenarios.grail) asks for a visible character by a
     // regular expression over Unicode classes, which the string pool of the
     // encoding approximates for the run rules that read it.
-    assert!(written >= 130 && left.len() <= 22, "{written} written; not written: {stderr}");
+    // 24 since the rules are asked by two searches (issue 42): each solver
+    // has learnt from half the rules before, and its models fall otherwise;
+    // two more twins come out more than one line apart.
+    assert!(written >= 130 && left.len() <= 24, "{written} written; not written: {stderr}");
     let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");
