@@ -292,6 +292,7 @@ pub(crate) fn report(
                         db, set, deployment,
                     )))
                     .filter(|v| !v.is_empty() && !group.envelopes),
+                    passes: 0,
                 };
                 let (policy, docs) = (render::Texts::policy(db, set), render::Texts::sources(db, &report.documents));
                 render::json_text(&policy, &docs, &report.findings, added, !one_line_each)
@@ -448,26 +449,40 @@ fn check_one(
             raw: read.as_ref().ok().and_then(|i| files[*i].raw.clone()),
         })
         .collect();
-    let run = grail_engine::check::run_with_params(
-        policy,
-        &inputs,
-        &attached,
-        &[],
-        false,
-        Some(clock.nanos),
-        &invocation.params,
-        false,
-    );
+    // A PASS is listed only by the human report with `--verbose`; else it is a count.
+    let run = if args.verbose && args.format == Format::Human {
+        grail_engine::check::run_with_params(
+            policy,
+            &inputs,
+            &attached,
+            &[],
+            false,
+            Some(clock.nanos),
+            &invocation.params,
+            false,
+        )
+    } else {
+        grail_engine::check::run_counting_passes(
+            policy,
+            &inputs,
+            &attached,
+            &[],
+            Some(clock.nanos),
+            &invocation.params,
+            false,
+        )
+    };
     let verdicts = match args.format {
         Format::Json | Format::Human => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
         _ => Vec::new(),
     };
+    let summary = run.summary();
     let findings: Vec<Finding> = run.findings;
 
     let mut texts: Vec<(&str, &str)> = documents.iter().map(|(s, _)| (s.path.as_str(), s.text.as_str())).collect();
     texts.extend(files.iter().map(|s| (s.path.as_str(), s.text.as_str())));
     let docs = Texts::new(texts);
-    let verdict = Summary::of(&findings).verdict();
+    let verdict = summary.verdict();
     let path_of = |i: u32| docs.path(i).unwrap_or_default().to_string();
     let text = match args.format {
         Format::Json => {
@@ -479,6 +494,7 @@ fn check_one(
                 deployment: None,
                 file: Some(&source.path),
                 verdicts: Some(verdicts).filter(|v| !v.is_empty()),
+                passes: run.passes,
             };
             render::json_text(policy_texts, &docs, &findings, added, false)
         }
@@ -488,6 +504,7 @@ fn check_one(
                 &docs,
                 &[source.path.as_str()],
                 &findings,
+                summary,
                 AllowedBy::of(args.allow_unknown, false),
                 args.verbose,
             );

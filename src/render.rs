@@ -255,15 +255,19 @@ pub fn human(
     verbose: bool,
 ) -> String {
     let shown: Vec<&str> = shown.iter().map(|d| d.path(db).as_str()).collect();
-    human_of(&Texts::policy(db, set).shipped(shipped), &Texts::sources(db, docs), &shown, findings, allowed, verbose)
+    let (policy, docs) = (Texts::policy(db, set).shipped(shipped), Texts::sources(db, docs));
+    human_of(&policy, &docs, &shown, findings, Summary::of(findings), allowed, verbose)
 }
 
-/// [`human`] on texts read outside the database.
+/// [`human`] on texts read outside the database; `summary` counts the
+/// outcomes, those of the PASS outcomes counted and not in `findings`
+/// included (which `verbose` then cannot list).
 pub fn human_of(
     policy: &Texts<'_>,
     docs: &Texts<'_>,
     shown: &[&str],
     findings: &[Finding],
+    summary: Summary,
     allowed: Option<AllowedBy>,
     verbose: bool,
 ) -> String {
@@ -309,14 +313,18 @@ pub fn human_of(
             out.push_str(&format!("  {:<14} {} {}{reason}\n", outcome_word(f.outcome), f.rule, f.subject));
         }
     }
-    out.push_str(&summary_line(shown, findings, allowed));
+    out.push_str(&summary_text(shown, summary, allowed));
     out
 }
 
 /// The closing line of a report: the files, the count of each outcome, the
 /// verdict (and who allowed an UNKNOWN one).
 pub fn summary_line(shown: &[&str], findings: &[Finding], allowed: Option<AllowedBy>) -> String {
-    let s = Summary::of(findings);
+    summary_text(shown, Summary::of(findings), allowed)
+}
+
+/// [`summary_line`] of outcomes counted.
+fn summary_text(shown: &[&str], s: Summary, allowed: Option<AllowedBy>) -> String {
     format!(
         "{}: {} failed, {} unknown, {} passed, {} not applicable ({})\n",
         shown.join(", "),
@@ -339,6 +347,9 @@ pub struct Added<'a> {
     pub file: Option<&'a str>,
     /// The verdict lines of the policy's tables (see [`grail_engine::table::verdicts`]), when there are some.
     pub verdicts: Option<Vec<String>>,
+    /// The PASS outcomes counted and not among the findings (see
+    /// [`grail_engine::check::run_counting_passes`]); a report lists no PASS.
+    pub passes: usize,
 }
 
 /// The JSON report of `findings`, with the fields `grail check` adds, written out (pretty, or
@@ -347,7 +358,7 @@ pub struct Added<'a> {
 /// for every file, is written by hand ([`write_line`]); the pretty form, one
 /// per command, goes through serde_json. Both give the bytes serde_json gives.
 pub fn json_text(policy: &Texts<'_>, docs: &Texts<'_>, findings: &[Finding], added: Added<'_>, pretty: bool) -> String {
-    let mut report = report(policy, docs, findings, added.file);
+    let mut report = report(policy, docs, findings, added.file, added.passes);
     report.layers = Some(added.layers);
     report.now = added.now;
     report.unknown_allowed = added.allowed.map(AllowedBy::as_str);
@@ -630,8 +641,15 @@ struct PolicyAt<'a> {
     column: usize,
 }
 
-fn report<'a>(policy: &Texts<'a>, docs: &Texts<'a>, findings: &'a [Finding], file: Option<&'a str>) -> Report<'a> {
-    let s = Summary::of(findings);
+fn report<'a>(
+    policy: &Texts<'a>,
+    docs: &Texts<'a>,
+    findings: &'a [Finding],
+    file: Option<&'a str>,
+    passes: usize,
+) -> Report<'a> {
+    let mut s = Summary::of(findings);
+    s.pass += passes;
     let findings = findings
         .iter()
         .filter(|f| f.outcome != Outcome::Pass)
@@ -916,7 +934,7 @@ mod tests {
             let inputs = [source.input(&loaded)];
             let run = grail_engine::check::run(&compiled.policy, &inputs, &[], &[], false, Some(0));
             let docs = Texts::new(vec![(source.path.as_str(), source.text.as_str())]);
-            let mut report = report(&policy, &docs, &run.findings, Some(&name));
+            let mut report = report(&policy, &docs, &run.findings, Some(&name), 0);
             report.layers = Some(serde_json::json!([{"file": name, "layer": "security"}]));
             report.now = run.now_read.then(|| serde_json::json!({"value": "1970-01-01T00:00:00Z"}));
             listed += report.findings.len();

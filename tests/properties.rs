@@ -275,6 +275,7 @@ fn reports(path: &str, text: &str) -> (String, String) {
         deployment: None,
         file: None,
         verdicts: None,
+        passes: 0,
     };
     let json = render::json_text(&policy, &docs, &report.findings, added, false);
     let runs = [sarif::Deployment {

@@ -152,6 +152,7 @@ pub fn kind_layers<'p>(policy: &'p Policy, input: &Input<'_>) -> Option<(&'p str
 }
 
 /// What checking a deployment established.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Run {
     pub findings: Vec<Finding>,
     /// Per document kind, the document rules read (a layered kind's merged one).
@@ -169,6 +170,18 @@ pub struct Run {
     pub given: Vec<crate::eval::Given>,
     /// The named parameters of the invocation (see [`run_with_params`]).
     pub params: Vec<Param>,
+    /// The PASS outcomes counted and not built, which `findings` does not
+    /// hold (see [`run_counting_passes`]); 0 otherwise.
+    pub passes: usize,
+}
+
+impl Run {
+    /// The count of each outcome, the passes counted included.
+    pub fn summary(&self) -> crate::diagnostic::Summary {
+        let mut s = crate::diagnostic::Summary::of(&self.findings);
+        s.pass += self.passes;
+        s
+    }
 }
 
 /// The `from` of an [`Attachment`] the invocation gives under the path a
@@ -205,6 +218,40 @@ pub fn run_with_params(
     now: Option<i128>,
     params: &[Param],
     records_asked: bool,
+) -> Run {
+    run_wanting(policy, inputs, attachments, bindings, trace, now, params, records_asked, true)
+}
+
+/// [`run_with_params`] for a caller that needs of a PASS only that there
+/// was one (a report that lists no PASS: `grail check --each` in JSON, or
+/// human without `--verbose`): every PASS is counted in [`Run::passes`]
+/// and none is a [`Finding`]. The other findings, their order and their
+/// key paths are those [`run_with_params`] gives.
+#[allow(clippy::too_many_arguments)]
+pub fn run_counting_passes(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    bindings: &[Bound],
+    now: Option<i128>,
+    params: &[Param],
+    records_asked: bool,
+) -> Run {
+    run_wanting(policy, inputs, attachments, bindings, false, now, params, records_asked, false)
+}
+
+/// A check, with every PASS a [`Finding`] (`passes_built`) or counted.
+#[allow(clippy::too_many_arguments)]
+fn run_wanting(
+    policy: &Policy,
+    inputs: &[Input<'_>],
+    attachments: &[Attachment<'_>],
+    bindings: &[Bound],
+    trace: bool,
+    now: Option<i128>,
+    params: &[Param],
+    records_asked: bool,
+    passes_built: bool,
 ) -> Run {
     let mut findings = Vec::new();
     let kinds = policy.documents.len();
@@ -429,6 +476,7 @@ pub fn run_with_params(
             raw: a.raw.clone(),
         })
         .collect();
+    let counted = std::cell::Cell::new(0);
     let roots = Roots {
         single: &single,
         all: &all,
@@ -437,7 +485,15 @@ pub fn run_with_params(
         given: &given,
         params,
         now_read: Default::default(),
+        passes: (!passes_built).then_some(&counted),
     };
+    // The structural PASS findings counted, before the rules that read the
+    // findings so far (`holds` reads no PASS).
+    if !passes_built {
+        let before = findings.len();
+        findings.retain(|f| f.outcome != Outcome::Pass);
+        counted.set(before - findings.len());
+    }
     for rule in &policy.rules {
         // A rule that judges a kind whose every document was refused as untrusted
         // cannot establish anything: missing evidence, never a pass and never silence.
@@ -477,7 +533,8 @@ pub fn run_with_params(
         place(policy, &parsed, attachments, &mut findings);
     }
     let now_read = roots.now_read.get();
-    Run { findings, single, all, layers: layer_names, now, now_read, given, params: params.to_vec() }
+    let passes = counted.get();
+    Run { findings, single, all, layers: layer_names, now, now_read, given, params: params.to_vec(), passes }
 }
 
 /// Computes the key paths of the findings a report lists, over the trees

@@ -476,12 +476,11 @@ fn assemble<'db>(db: &'db dyn salsa::Database, deployment: Deployment) -> Assemb
 #[salsa::tracked(returns(ref))]
 pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Report {
     let compiled = compile_policy(db, set);
-    let (documents, inputs, attached, bindings) = assemble(db, deployment);
-    if compiled.has_errors() {
+    let (documents, inputs, ..) = assemble(db, deployment);
+    let Some(run) = checked(db, set, deployment) else {
         return Report { documents, findings: Vec::new(), layers: Vec::new(), now_read: false };
-    }
-    let run = run_assembled(db, &compiled.policy, deployment, &inputs, &attached, &bindings);
-    let mut findings = run.findings;
+    };
+    let mut findings = run.findings.clone();
     for b in deployment.bases(db) {
         let Some(i) = documents.iter().position(|d| *d == b.document) else { continue };
         findings.extend(crate::change::compare(&compiled.policy, &inputs[i], i, &input(db, b.base)));
@@ -490,7 +489,20 @@ pub fn check_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
         let pos = |f: &Finding| f.location.map(|(d, s)| (d, s.start)).unwrap_or((u32::MAX, usize::MAX));
         findings.sort_by_key(pos);
     }
-    Report { documents, findings, layers: run.layers, now_read: run.now_read }
+    Report { documents, findings, layers: run.layers.clone(), now_read: run.now_read }
+}
+
+/// The check of a deployment, run once for the queries that read it (its
+/// report, its tables, its admission decisions): a `grail check` that
+/// prints the verdict lines of the tables does not check its documents a
+/// second time for them. `None` when the policy does not compile.
+#[salsa::tracked(returns(ref))]
+fn checked(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Option<check::Run> {
+    let compiled = compile_policy(db, set);
+    if compiled.has_errors() {
+        return None;
+    }
+    Some(run_of(db, &compiled.policy, deployment))
 }
 
 /// The rule id a document's kind reports `change` findings under (`--base`),
@@ -521,11 +533,7 @@ pub fn base_unreadable(db: &dyn salsa::Database, set: PolicySet, doc: SourceText
 /// A deployment checked, with the documents rules read (typed values) and
 /// every finding: what `grail graph` draws. Empty when the policy does not compile.
 pub fn run_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Option<check::Run> {
-    let compiled = compile_policy(db, set);
-    if compiled.has_errors() {
-        return None;
-    }
-    Some(run_of(db, &compiled.policy, deployment))
+    checked(db, set, deployment).clone()
 }
 
 /// The check of a deployment's documents, as `grail check` runs it (no trace).
@@ -555,8 +563,8 @@ pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: D
     if compiled.has_errors() {
         return Vec::new();
     }
-    let run = run_of(db, &compiled.policy, deployment);
-    crate::question::decide(&compiled.policy, &run)
+    let Some(run) = checked(db, set, deployment) else { return Vec::new() };
+    crate::question::decide(&compiled.policy, run)
 }
 
 /// The documents of the deployment that one deployment may not hold
@@ -578,8 +586,8 @@ pub fn table_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: De
     if compiled.has_errors() {
         return Vec::new();
     }
-    let run = run_of(db, &compiled.policy, deployment);
-    crate::table::tables(&compiled.policy, &run)
+    let Some(run) = checked(db, set, deployment) else { return Vec::new() };
+    crate::table::tables(&compiled.policy, run)
 }
 
 /// A deployment explained: the documents findings point into, and the explanation.

@@ -28,6 +28,11 @@ pub struct Roots<'a> {
     pub params: &'a [Param],
     /// Set when some rule evaluated `now()`: the report then states the time of the check.
     pub now_read: std::cell::Cell<bool>,
+    /// Where a PASS is counted instead of built, when the caller needs only
+    /// the counts (`None`: every PASS is a [`Finding`], for `--verbose`,
+    /// explanations and tests). A PASS is never what a later rule's `holds`
+    /// reads, so counting it changes no other outcome.
+    pub passes: Option<&'a std::cell::Cell<usize>>,
 }
 
 /// A named parameter of the invocation, which `param("name")` reads: the
@@ -156,6 +161,7 @@ pub fn evaluate_rule_within(
             root_span,
             steps: Vec::new(),
             reporting: Vec::new(),
+            passes: roots.passes,
         };
         walk.clauses(&mut ev, 0);
         fuel = ev.fuel;
@@ -242,6 +248,8 @@ struct Walk<'r, 'o> {
     /// false on the way here: a FAIL or UNKNOWN is then reported as NOT
     /// APPLICABLE with the innermost reason.
     reporting: Vec<String>,
+    /// Where a PASS is counted instead of built (see [`Roots::passes`]).
+    passes: Option<&'o std::cell::Cell<usize>>,
 }
 
 impl Walk<'_, '_> {
@@ -253,6 +261,18 @@ impl Walk<'_, '_> {
         // Out of steps, the values are unknown for want of work, not of
         // evidence: the one FAIL the rule then reports says so.
         if !ev.spend(16) {
+            return;
+        }
+        if outcome == Outcome::Pass
+            && let Some(passes) = self.passes
+        {
+            // Counted, not built. Its `at` is evaluated all the same, so the
+            // steps the rule takes, and whether it read `now()`, are those of
+            // a PASS built: the other outcomes cannot tell the difference.
+            if let Some(at) = &self.rule.at {
+                ev.eval(at);
+            }
+            passes.set(passes.get() + 1);
             return;
         }
         let (location, mut below) = finding_place(ev, self.rule, &self.bound, self.root_span);

@@ -147,6 +147,7 @@ fn pairwise(items: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
         given: &[],
         params: &[],
         now_read: Default::default(),
+        passes: None,
     };
     let steps = evaluate_rule_within(policy, rule, &roots, &[], false, &mut out, budget);
     (steps, out)
