@@ -131,7 +131,7 @@ impl Backend {
                         policy.extend(ws.workspace_file_uri());
                         let mut documents = ws.all_members();
                         documents.extend(ws.open_documents());
-                        for uri in ws.attached_uris(&Changed::Policy) {
+                        for uri in ws.attached_uris(&Changed::Policy).into_iter().chain(ws.take_detached()) {
                             if !documents.contains(&uri) {
                                 documents.push(uri);
                             }
@@ -165,7 +165,11 @@ impl Backend {
     }
 
     /// The files to publish after `changed`: its own, then the files its
-    /// check attaches, then the files shown before for an attachment alone.
+    /// check attaches, then those a check stopped attaching, and any other
+    /// file shown before for an attachment alone that no check attaches now.
+    /// (The files other checks attach are left alone: `changed` moves none
+    /// of their findings, and publishing them all after every edit made an
+    /// edit's cost grow with the number of open documents.)
     async fn with_attached(&self, changed: &Changed) -> Vec<Uri> {
         let shown: Vec<Uri> =
             self.shown.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter().cloned().collect();
@@ -175,7 +179,9 @@ impl Backend {
                 Changed::Deployment(k) => ws.members(*k),
                 _ => Vec::new(),
             };
-            for uri in ws.attached_uris(changed).into_iter().chain(shown.into_iter().filter(|u| !ws.is_own(u))) {
+            let attached = ws.attached_anywhere();
+            let stray: Vec<Uri> = shown.into_iter().filter(|u| !ws.is_own(u) && !attached.contains(u)).collect();
+            for uri in ws.attached_uris(changed).into_iter().chain(ws.take_detached()).chain(stray) {
                 if !uris.contains(&uri) {
                     uris.push(uri);
                 }

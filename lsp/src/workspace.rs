@@ -54,6 +54,9 @@ pub struct Workspace {
     /// does not compile no kind can be known, and a document judged before
     /// stays judged (it shows that the policy does not compile).
     last_kind: HashMap<Uri, String>,
+    /// The files that checks stopped attaching since the server last asked
+    /// ([`Workspace::take_detached`]): what they showed there must be published again.
+    detached: Vec<Uri>,
 }
 
 /// Whose a document is, and so whether the server judges it: named by the
@@ -163,6 +166,7 @@ impl Workspace {
             member_of: HashMap::new(),
             versions: HashMap::new(),
             last_kind: HashMap::new(),
+            detached: Vec::new(),
         };
         ws.use_shipped();
         ws
@@ -351,7 +355,8 @@ impl Workspace {
         let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
         let deployment = d.deployment;
         deployment.set_attachments(&mut self.db).to(list);
-        self.deployments[k].attached = with_uris;
+        let had = std::mem::replace(&mut self.deployments[k].attached, with_uris);
+        self.note_detached(had, k, None);
         true
     }
 
@@ -368,10 +373,39 @@ impl Workspace {
         let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
         let deployment = alone.deployment;
         deployment.set_attachments(&mut self.db).to(list);
-        if let Some(alone) = self.documents.get_mut(uri) {
-            alone.attached = with_uris;
-        }
+        let had = match self.documents.get_mut(uri) {
+            Some(alone) => std::mem::replace(&mut alone.attached, with_uris),
+            None => Vec::new(),
+        };
+        self.note_detached(had, usize::MAX, Some(uri));
         true
+    }
+
+    /// Remembers the files of `had` that the check of deployment `k` (or of
+    /// the document `alone`) no longer attaches.
+    fn note_detached(&mut self, had: Vec<(AttachedFile, Option<Uri>)>, k: usize, alone: Option<&Uri>) {
+        let now: &[(AttachedFile, Option<Uri>)] = match alone {
+            Some(uri) => self.documents.get(uri).map_or(&[], |a| a.attached.as_slice()),
+            None => self.deployments.get(k).map_or(&[], |d| d.attached.as_slice()),
+        };
+        for uri in had.into_iter().filter_map(|(_, u)| u) {
+            if !now.iter().any(|(_, u)| u.as_ref() == Some(&uri)) && !self.detached.contains(&uri) {
+                self.detached.push(uri);
+            }
+        }
+    }
+
+    /// The files that checks stopped attaching since the last call: their
+    /// diagnostics (findings those checks located there) are published again.
+    pub fn take_detached(&mut self) -> Vec<Uri> {
+        std::mem::take(&mut self.detached)
+    }
+
+    /// Every file that some check attaches now.
+    pub fn attached_anywhere(&self) -> std::collections::HashSet<Uri> {
+        let all =
+            self.deployments.iter().flat_map(|d| &d.attached).chain(self.documents.values().flat_map(|a| &a.attached));
+        all.filter_map(|(_, u)| u.clone()).collect()
     }
 
     /// Gives deployment `k` the file its `evidence` key names, as `grail
@@ -542,12 +576,14 @@ impl Workspace {
             attached.iter().filter(|(_, u)| u.as_ref() == Some(uri)).filter_map(|(a, _)| a.read.clone().ok()).collect()
         };
         let deployments = self.deployments.iter().map(|d| (d.deployment, d.allow_unknown, read(&d.attached)));
-        // A document the server does not judge shows nothing, in itself or in what it attaches.
+        // A document the server does not judge shows nothing, in itself or in what it attaches
+        // (asked only of those that attach the file: the question reads the document's kind).
         let alone = self
             .documents
             .iter()
-            .filter(|(u, a)| self.judged_alone(u, a.source))
-            .map(|(_, a)| (a.deployment, false, read(&a.attached)));
+            .map(|(u, a)| (u, a, read(&a.attached)))
+            .filter(|(u, a, sources)| !sources.is_empty() && self.judged_alone(u, a.source))
+            .map(|(_, a, sources)| (a.deployment, false, sources));
         deployments.chain(alone).filter(|(_, _, sources)| !sources.is_empty()).collect()
     }
 
@@ -718,7 +754,12 @@ impl Workspace {
     pub fn close(&mut self, uri: &Uri) -> Changed {
         self.versions.remove(uri);
         self.last_kind.remove(uri);
-        if self.documents.remove(uri).is_some() {
+        if let Some(alone) = self.documents.remove(uri) {
+            for attached in alone.attached.into_iter().filter_map(|(_, u)| u) {
+                if !self.detached.contains(&attached) {
+                    self.detached.push(attached);
+                }
+            }
             return Changed::Document(uri.clone());
         }
         if self.member_of.contains_key(uri) {

@@ -190,3 +190,60 @@ async fn inlay_hints_show_the_effective_state_of_the_deployment() {
     );
     c.shutdown().await;
 }
+
+/// Upstream's graded `valid.json` in folder `name` of `dir`, with the probe
+/// transcript it names beside it, as in upstream's layout: its URI, its
+/// text, and the transcript's URI.
+fn upstream_binding(dir: &TempDir, name: &str) -> (String, String, String) {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/upstream/fixtures/security-binding");
+    let folder = dir.0.join(name);
+    std::fs::create_dir_all(folder.join("probe-transcripts")).expect("create folders");
+    let text = std::fs::read_to_string(fixtures.join("valid.json")).expect("valid.json");
+    let transcript = "probe-transcripts/ci-pool-a-l2.json";
+    std::fs::copy(fixtures.join(transcript), folder.join(transcript)).expect("copy the transcript");
+    std::fs::write(folder.join("valid.json"), &text).expect("write the binding");
+    (uri(&folder.join("valid.json")), text, uri(&folder.join(transcript)))
+}
+
+/// A request the server answers after everything it published for the messages before it.
+async fn settled(c: &mut TestClient, document: &str) {
+    c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": {"line": 0, "character": 0}}),
+    )
+    .await;
+}
+
+/// Two bindings checked alone, each attaching its own transcript, where the
+/// check locates a finding (no credential roots are given). An edit of one
+/// publishes its own transcript, and no other: the findings another check
+/// located there did not move. When the edited binding stops attaching its
+/// transcript, what it showed there is cleared.
+#[tokio::test]
+async fn an_edit_publishes_again_the_files_its_check_attaches_and_no_other() {
+    let dir = TempDir::new("attached");
+    let mut c = TestClient::start(Database::default(), Some(&dir.0)).await;
+    let (a, a_text, a_probe) = upstream_binding(&dir, "a");
+    let (b, b_text, b_probe) = upstream_binding(&dir, "b");
+    c.open(&a, &a_text).await;
+    c.diagnostics(&a).await;
+    assert_eq!(codes(&c.diagnostics(&a_probe).await), ["credential.roots"]);
+    c.open(&b, &b_text).await;
+    c.diagnostics(&b).await;
+    assert_eq!(codes(&c.diagnostics(&b_probe).await), ["credential.roots"]);
+    settled(&mut c, &b).await;
+    c.take_pending_diagnostics(&a_probe);
+    c.take_pending_diagnostics(&b_probe);
+
+    // `b` names a transcript that is not there: it attaches its own no longer.
+    let name = "ci-pool-a-l2.json";
+    let start = position_of(&b_text, name, 0);
+    let end = position_of(&b_text, name, name.len());
+    c.change(&b, 2, json!([{"range": {"start": start, "end": end}, "text": "missing.json"}])).await;
+    c.diagnostics(&b).await;
+    assert_eq!(c.diagnostics(&b_probe).await, Vec::<Value>::new());
+    settled(&mut c, &b).await;
+    assert_eq!(c.take_pending_diagnostics(&a_probe), 0, "the edit of `b` published `a`'s transcript again");
+    c.shutdown().await;
+}

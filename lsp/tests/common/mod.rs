@@ -166,6 +166,14 @@ impl TestClient {
         self.pending.iter().filter(|m| m["method"] == method).count()
     }
 
+    /// Takes the diagnostics published for `uri` that arrived and were not
+    /// taken yet, and says how many there were.
+    pub fn take_pending_diagnostics(&mut self, uri: &str) -> usize {
+        let before = self.pending.len();
+        self.pending.retain(|m| !(m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri));
+        before - self.pending.len()
+    }
+
     /// Diagnostics published for `uri` until they satisfy `done` (or the wait times out).
     pub async fn diagnostics_until(&mut self, uri: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         loop {
