@@ -125,7 +125,7 @@ fn on_files(tool: &str, args: &[String]) {
             println!(
                 "agree-each: {} files, {compared} FAIL and UNKNOWN verdicts of the {} translated rules, the same on both sides",
                 files.len(),
-                support::COMPARED.len()
+                support::COMPARED.len() + support::COMPARED_UPSTREAM.len()
             );
         }
         Err(report) => {

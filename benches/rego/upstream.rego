@@ -31,6 +31,7 @@ promoted(cell) if input.promotion_state[cell].state == "promoted"
 # The classes bound `auto` by an executor that may merge alone (a
 # vendor-hosted one is merge.executor_cap's finding, not these).
 auto_class contains c if {
+	is_object(input.merge_policy)
 	some c, m in input.merge_policy
 	m == "auto"
 	input.executor_class != "vendor-hosted"
