@@ -7,6 +7,15 @@
 //!   cargo run --release --example bench_stream -- write DIR [COUNT]
 //!   cargo run --release --example bench_stream -- agree [COUNT]
 //!
+//!   cargo run --release --example bench_stream -- rego-each FILE...
+//!   cargo run --release --example bench_stream -- agree-each GRAIL_JSONL FILE...
+//!
+//! `rego-each` is the Rego side of `grail check --each` over files on disk
+//! (the corpus of `benches/upstream-corpus/generate.py`): each file read,
+//! evaluated and dropped in turn. `agree-each` compares, file by file, the
+//! FAIL and UNKNOWN verdicts of the translated rules in grail's `--each
+//! --format json` lines (GRAIL_JSONL, one line per file, in FILE order) with
+//! the Rego translation's on the same files.
 //! `write` puts the same bindings on disk, one file each (`DIR/00000.json`, ...),
 //! for `grail check --each` as a user runs it; `agree` checks that grail and
 //! the Rego translation give the same FAIL and UNKNOWN verdicts on them.
@@ -22,6 +31,9 @@ use grail_engine::Outcome;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tool = args.first().cloned().unwrap_or_else(|| "grail".into());
+    if tool == "rego-each" || tool == "agree-each" {
+        return on_files(&tool, &args[1..]);
+    }
     // `write DIR [COUNT]`: the count comes after the folder.
     let at = if tool == "write" { 2 } else { 1 };
     let count: usize = args.get(at).and_then(|n| n.parse().ok()).unwrap_or(support::COUNT);
@@ -84,4 +96,41 @@ fn main() {
         }
     }
     println!("{tool}: {count} bindings, {bytes} bytes of JSON, {failing} with a FAIL");
+}
+
+/// `rego-each FILE...` and `agree-each GRAIL_JSONL FILE...`.
+fn on_files(tool: &str, args: &[String]) {
+    let read = |path: &String| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut rego = support::Rego::new();
+    if tool == "rego-each" {
+        let (mut bytes, mut failing) = (0, 0);
+        for path in args {
+            let doc = read(path);
+            bytes += doc.len();
+            failing += rego.eval(&doc).to_json_str().is_ok_and(|s| s.contains("\"fail\"")) as usize;
+        }
+        println!("rego-each: {} files, {bytes} bytes of JSON, {failing} with a FAIL", args.len());
+        return;
+    }
+    let Some((jsonl, files)) = args.split_first() else {
+        eprintln!("usage: bench_stream agree-each GRAIL_JSONL FILE...");
+        std::process::exit(2);
+    };
+    let lines: Vec<String> = read(jsonl).lines().map(str::to_string).collect();
+    match support::agreement_on_files(&mut rego, &lines, files) {
+        Ok((compared, tally)) => {
+            for ((rule, outcome), n) in &tally {
+                println!("  {rule:<32} {outcome:<8} {n:>6} files");
+            }
+            println!(
+                "agree-each: {} files, {compared} FAIL and UNKNOWN verdicts of the {} translated rules, the same on both sides",
+                files.len(),
+                support::COMPARED.len() + support::COMPARED_UPSTREAM.len()
+            );
+        }
+        Err(report) => {
+            eprintln!("{report}");
+            std::process::exit(1);
+        }
+    }
 }

@@ -62,5 +62,9 @@ cargo bench --quiet --bench side_by_side -- $quick
 echo "== Cedar peer (cargo bench --bench cedar_peer): agreement first, then the table"
 cargo bench --quiet --bench cedar_peer -- $quick
 
+echo "== upstream-shaped corpus (benches/upstream-corpus/run.sh): agreement on every verdict of the translated rules, then grail check --each against regorus"
+cargo build --release --quiet --example bench_stream
+benches/upstream-corpus/run.sh
+
 echo "== upstream peer (cargo bench --bench side_by_side -- --upstream): exit statuses compared first, then the table"
 cargo bench --quiet --bench side_by_side -- --upstream $quick

@@ -41,7 +41,10 @@ finding(rule, subject, "U") := {"rule": rule, "subject": subject, "outcome": "un
 # not in it, a value of another type cannot be compared (UNKNOWN). Its subject
 # is the document, by the path grail is told it has (`PATH` in
 # benches/support/mod.rs).
+# A document that is not a mapping is the schema's `schema.type` finding
+# alone: no key of it is judged.
 findings contains finding("schema.version", "binding.json", "F") if {
+	is_object(input)
 	not has(input, "schema_version")
 }
 
