@@ -450,28 +450,17 @@ fn check_one(
         })
         .collect();
     // A PASS is listed only by the human report with `--verbose`; else it is a count.
-    let run = if args.verbose && args.format == Format::Human {
-        grail_engine::check::run_with_params(
-            policy,
-            &inputs,
-            &attached,
-            &[],
-            false,
-            Some(clock.nanos),
-            &invocation.params,
-            false,
-        )
-    } else {
-        grail_engine::check::run_counting_passes(
-            policy,
-            &inputs,
-            &attached,
-            &[],
-            Some(clock.nanos),
-            &invocation.params,
-            false,
-        )
-    };
+    let run = grail_engine::check::run_wanting(
+        policy,
+        &inputs,
+        &attached,
+        &[],
+        false,
+        Some(clock.nanos),
+        &invocation.params,
+        false,
+        args.verbose && args.format == Format::Human,
+    );
     let verdicts = match args.format {
         Format::Json | Format::Human => grail_engine::table::verdicts(&grail_engine::table::tables(policy, &run)),
         _ => Vec::new(),

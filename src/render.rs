@@ -348,7 +348,7 @@ pub struct Added<'a> {
     /// The verdict lines of the policy's tables (see [`grail_engine::table::verdicts`]), when there are some.
     pub verdicts: Option<Vec<String>>,
     /// The PASS outcomes counted and not among the findings (see
-    /// [`grail_engine::check::run_counting_passes`]); a report lists no PASS.
+    /// [`grail_engine::check::run_wanting`]); a report lists no PASS.
     pub passes: usize,
 }
 

@@ -606,6 +606,30 @@ pub fn tally(policy: &Policy, docs: &[String]) -> std::collections::BTreeMap<(St
     out
 }
 
+/// Counts a document on which the two sides' verdicts differ in `bad`, and
+/// prints the first five, each side's own verdicts under `head`, in `report`.
+fn disagreement(
+    bad: &mut usize,
+    report: &mut String,
+    head: &str,
+    ours: &BTreeSet<Verdict>,
+    theirs: &BTreeSet<Verdict>,
+) {
+    if ours == theirs {
+        return;
+    }
+    *bad += 1;
+    if *bad <= 5 {
+        report.push_str(&format!("{head}\n"));
+        for v in ours.difference(theirs) {
+            report.push_str(&format!("  grail only: {v:?}\n"));
+        }
+        for v in theirs.difference(ours) {
+            report.push_str(&format!("  rego only:  {v:?}\n"));
+        }
+    }
+}
+
 /// Checks that grail and the Rego translation agree on every binding;
 /// returns how many verdicts (rule, subject, outcome) were compared, or the
 /// disagreements, both sides printed.
@@ -618,18 +642,7 @@ pub fn agreement(policy: &Policy, rego: &mut Rego, docs: &[String]) -> Result<us
         let theirs: BTreeSet<Verdict> =
             rego.verdicts(doc).into_iter().filter(|(r, ..)| COMPARED.contains(&r.as_str())).collect();
         compared += ours.len();
-        if ours != theirs {
-            bad += 1;
-            if bad <= 5 {
-                report.push_str(&format!("binding {i}: {doc}\n"));
-                for v in ours.difference(&theirs) {
-                    report.push_str(&format!("  grail only: {v:?}\n"));
-                }
-                for v in theirs.difference(&ours) {
-                    report.push_str(&format!("  rego only:  {v:?}\n"));
-                }
-            }
-        }
+        disagreement(&mut bad, &mut report, &format!("binding {i}: {doc}"), &ours, &theirs);
     }
     if bad == 0 { Ok(compared) } else { Err(format!("{bad} of {} bindings disagree\n{report}", docs.len())) }
 }
@@ -698,18 +711,7 @@ pub fn agreement_on_files(rego: &mut Rego, lines: &[String], files: &[String]) -
             .filter(|(r, ..)| compared_on_files(r))
             .collect();
         compared += ours.len();
-        if ours != theirs {
-            bad += 1;
-            if bad <= 5 {
-                report.push_str(&format!("{file}:\n"));
-                for v in ours.difference(&theirs) {
-                    report.push_str(&format!("  grail only: {v:?}\n"));
-                }
-                for v in theirs.difference(&ours) {
-                    report.push_str(&format!("  rego only:  {v:?}\n"));
-                }
-            }
-        }
+        disagreement(&mut bad, &mut report, &format!("{file}:"), &ours, &theirs);
     }
     if bad == 0 { Ok((compared, tally)) } else { Err(format!("{bad} of {} files disagree\n{report}", files.len())) }
 }

@@ -171,7 +171,7 @@ pub struct Run {
     /// The named parameters of the invocation (see [`run_with_params`]).
     pub params: Vec<Param>,
     /// The PASS outcomes counted and not built, which `findings` does not
-    /// hold (see [`run_counting_passes`]); 0 otherwise.
+    /// hold (see [`run_wanting`]); 0 otherwise.
     pub passes: usize,
 }
 
@@ -222,27 +222,13 @@ pub fn run_with_params(
     run_wanting(policy, inputs, attachments, bindings, trace, now, params, records_asked, true)
 }
 
-/// [`run_with_params`] for a caller that needs of a PASS only that there
-/// was one (a report that lists no PASS: `grail check --each` in JSON, or
-/// human without `--verbose`): every PASS is counted in [`Run::passes`]
-/// and none is a [`Finding`]. The other findings, their order and their
-/// key paths are those [`run_with_params`] gives.
+/// [`run_with_params`], with every PASS a [`Finding`] (`passes_built`) or
+/// only counted in [`Run::passes`], for a caller that needs of a PASS only
+/// that there was one (a report that lists no PASS: `grail check --each` in
+/// JSON, or human without `--verbose`). The other findings, their order and
+/// their key paths are the same either way.
 #[allow(clippy::too_many_arguments)]
-pub fn run_counting_passes(
-    policy: &Policy,
-    inputs: &[Input<'_>],
-    attachments: &[Attachment<'_>],
-    bindings: &[Bound],
-    now: Option<i128>,
-    params: &[Param],
-    records_asked: bool,
-) -> Run {
-    run_wanting(policy, inputs, attachments, bindings, false, now, params, records_asked, false)
-}
-
-/// A check, with every PASS a [`Finding`] (`passes_built`) or counted.
-#[allow(clippy::too_many_arguments)]
-fn run_wanting(
+pub fn run_wanting(
     policy: &Policy,
     inputs: &[Input<'_>],
     attachments: &[Attachment<'_>],

@@ -559,11 +559,9 @@ fn run_assembled(
 /// The answers of the policy's admission questions for a deployment.
 #[salsa::tracked(returns(ref))]
 pub fn decide_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<Decision> {
-    let compiled = compile_policy(db, set);
-    if compiled.has_errors() {
-        return Vec::new();
-    }
+    // `None` when the policy does not compile.
     let Some(run) = checked(db, set, deployment) else { return Vec::new() };
+    let compiled = compile_policy(db, set);
     crate::question::decide(&compiled.policy, run)
 }
 
@@ -582,11 +580,9 @@ pub fn crowded_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: 
 /// The tables of the policy over a deployment (see [`crate::table`]).
 #[salsa::tracked(returns(ref))]
 pub fn table_deployment(db: &dyn salsa::Database, set: PolicySet, deployment: Deployment) -> Vec<crate::table::Table> {
-    let compiled = compile_policy(db, set);
-    if compiled.has_errors() {
-        return Vec::new();
-    }
+    // `None` when the policy does not compile.
     let Some(run) = checked(db, set, deployment) else { return Vec::new() };
+    let compiled = compile_policy(db, set);
     crate::table::tables(&compiled.policy, run)
 }
 

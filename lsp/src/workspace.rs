@@ -356,7 +356,8 @@ impl Workspace {
         let deployment = d.deployment;
         deployment.set_attachments(&mut self.db).to(list);
         let had = std::mem::replace(&mut self.deployments[k].attached, with_uris);
-        self.note_detached(had, k, None);
+        let gone = no_longer_attached(had, &self.deployments[k].attached);
+        self.detach(gone);
         true
     }
 
@@ -373,23 +374,18 @@ impl Workspace {
         let list: Vec<AttachedFile> = with_uris.iter().map(|(a, _)| a.clone()).collect();
         let deployment = alone.deployment;
         deployment.set_attachments(&mut self.db).to(list);
-        let had = match self.documents.get_mut(uri) {
-            Some(alone) => std::mem::replace(&mut alone.attached, with_uris),
-            None => Vec::new(),
-        };
-        self.note_detached(had, usize::MAX, Some(uri));
+        if let Some(alone) = self.documents.get_mut(uri) {
+            let had = std::mem::replace(&mut alone.attached, with_uris);
+            let gone = no_longer_attached(had, &alone.attached);
+            self.detach(gone);
+        }
         true
     }
 
-    /// Remembers the files of `had` that the check of deployment `k` (or of
-    /// the document `alone`) no longer attaches.
-    fn note_detached(&mut self, had: Vec<(AttachedFile, Option<Uri>)>, k: usize, alone: Option<&Uri>) {
-        let now: &[(AttachedFile, Option<Uri>)] = match alone {
-            Some(uri) => self.documents.get(uri).map_or(&[], |a| a.attached.as_slice()),
-            None => self.deployments.get(k).map_or(&[], |d| d.attached.as_slice()),
-        };
-        for uri in had.into_iter().filter_map(|(_, u)| u) {
-            if !now.iter().any(|(_, u)| u.as_ref() == Some(&uri)) && !self.detached.contains(&uri) {
+    /// Remembers files that a check stopped attaching, each once.
+    fn detach(&mut self, gone: impl IntoIterator<Item = Uri>) {
+        for uri in gone {
+            if !self.detached.contains(&uri) {
                 self.detached.push(uri);
             }
         }
@@ -755,11 +751,7 @@ impl Workspace {
         self.versions.remove(uri);
         self.last_kind.remove(uri);
         if let Some(alone) = self.documents.remove(uri) {
-            for attached in alone.attached.into_iter().filter_map(|(_, u)| u) {
-                if !self.detached.contains(&attached) {
-                    self.detached.push(attached);
-                }
-            }
+            self.detach(alone.attached.into_iter().filter_map(|(_, u)| u));
             return Changed::Document(uri.clone());
         }
         if self.member_of.contains_key(uri) {
@@ -955,4 +947,9 @@ impl Workspace {
             )),
         }
     }
+}
+
+/// The files of `had` that `now` does not attach.
+fn no_longer_attached(had: Vec<(AttachedFile, Option<Uri>)>, now: &[(AttachedFile, Option<Uri>)]) -> Vec<Uri> {
+    had.into_iter().filter_map(|(_, u)| u).filter(|u| !now.iter().any(|(_, n)| n.as_ref() == Some(u))).collect()
 }
