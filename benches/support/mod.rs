@@ -653,8 +653,24 @@ pub fn agreement(policy: &Policy, rego: &mut Rego, docs: &[String]) -> Result<us
 /// does (UNKNOWN: a class bound to a number, a promotion cell or an
 /// `ai-review` layer that is not a mapping), which the mutated examples of
 /// `agreement` exercise and the upstream fixtures do not.
-pub const COMPARED_UPSTREAM: [&str; 4] =
-    ["merge.unratified", "merge.unanimity", "promotion.review_unratified", "promotion.promotable"];
+pub const COMPARED_UPSTREAM: [&str; 16] = [
+    "merge.unratified",
+    "merge.unanimity",
+    "promotion.review_unratified",
+    "promotion.promotable",
+    "promotion.ratified_at",
+    "escalation.runner_route",
+    "escalation.empty_legs",
+    "escalation.push_without_channel",
+    "escalation.reescalation_cap",
+    "isolation.l3_substrate",
+    "isolation.no_l2",
+    "marker.missing",
+    "marker.level_ambiguous",
+    "admission.override_required",
+    "admission.ambiguous",
+    "admission.temporal_identity",
+];
 
 /// Whether the agreement over files compares `rule`.
 fn compared_on_files(rule: &str) -> bool {
