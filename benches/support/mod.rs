@@ -653,7 +653,7 @@ pub fn agreement(policy: &Policy, rego: &mut Rego, docs: &[String]) -> Result<us
 /// does (UNKNOWN: a class bound to a number, a promotion cell or an
 /// `ai-review` layer that is not a mapping), which the mutated examples of
 /// `agreement` exercise and the upstream fixtures do not.
-pub const COMPARED_UPSTREAM: [&str; 16] = [
+pub const COMPARED_UPSTREAM: [&str; 36] = [
     "merge.unratified",
     "merge.unanimity",
     "promotion.review_unratified",
@@ -670,6 +670,26 @@ pub const COMPARED_UPSTREAM: [&str; 16] = [
     "admission.override_required",
     "admission.ambiguous",
     "admission.temporal_identity",
+    "topology.empty_roles",
+    "topology.empty_relation",
+    "topology.repeated_target",
+    "topology.empty_predicate",
+    "topology.repeated_token",
+    "topology.duplicate_slot",
+    "topology.undeclared_role",
+    "topology.cross_vendor_no_generator",
+    "topology.scanner_role",
+    "topology.deterministic_relation",
+    "topology.deterministic_context",
+    "topology.duplicate_scanner_class",
+    "topology.generator_independence",
+    "topology.model_checker_count",
+    "topology.checker_count",
+    "topology.pairwise_distinct",
+    "topology.cross_vendor_population",
+    "topology.cross_vendor_generator",
+    "topology.cross_vendor_pairwise",
+    "topology.unknown_predicate",
 ];
 
 /// Whether the agreement over files compares `rule`.
