@@ -523,3 +523,404 @@ findings contains finding("topology.unknown_predicate", sprintf("verification_to
 	some k, _ in s
 	not k in slot_keys
 }
+
+# ---- the schema's structural findings (binding.grail): schema.missing_key,
+# schema.type, schema.unknown_key, and the `Slot` record's
+# topology.unknown_predicate above. Rego has no recursion, so each place of
+# the binding's shape is a rule of its own; `schema_at` judges one record
+# (its keys, and each field's value by its kind), `map_at` one map, `list_at`
+# one list. A value of the wrong kind is a `type` finding, and nothing below
+# it is judged.
+
+enums := {
+	"WorkClass": {"C1", "C2", "C3", "C4", "C5"},
+	"Merge": {"human", "auto"},
+	"Force": {"blocking", "advisory", "not-required"},
+	"Level": {"L0", "L1", "L2", "L3"},
+	"Executor": {"self-operated", "vendor-hosted"},
+	"Posture": {"human-gated-only", "autonomous-enabled"},
+	"SubstrateClass": {"container", "os-sandbox", "vm-microvm", "hosted-ephemeral-executor"},
+	"HostInterop": {"none", "wsl2"},
+	"Role": {"generator", "checker", "cross_vendor_checker", "ranker"},
+	"PromotionState": {"unpromoted", "promoted"},
+	"EscalationEvent": {"gate-failure", "verification-divergence", "admission-rejection", "demotion", "structural-plan-approval", "untrusted-provenance", "runner-needs-human", "runner-cap-exceeded"},
+	"Severity": {"notice", "attention", "urgent"},
+	"Disposition": {"audited-rejection", "human-gated", "autonomous-eligible"},
+	"RuleSignalClass": {"tracker-vcs-event", "temporal", "agent-internal", "channel-feed", "*"},
+	"RuleProvenance": {"human", "agent", "system", "*"},
+	"RuleWorkClass": {"C1", "C2", "C3", "C4", "C5", "*"},
+}
+
+# Whether `v` is a value of kind `k`: a scalar type, an enumeration
+# (`enum:Name`), or the container of a record or map (`object`), a list
+# (`array`), a list or one name (`names`), a `ref` (a path, or the value inline).
+of_kind("string", v) if is_string(v)
+
+of_kind("text", v) if {
+	is_string(v)
+	v != ""
+}
+
+of_kind("bool", v) if is_boolean(v)
+
+of_kind("int0", v) if {
+	is_number(v)
+	v == floor(v)
+	v >= 0
+}
+
+of_kind("int1", v) if {
+	is_number(v)
+	v == floor(v)
+	v >= 1
+}
+
+of_kind(k, v) if {
+	startswith(k, "enum:")
+	v in enums[substring(k, 5, -1)]
+}
+
+of_kind("object", v) if is_object(v)
+
+of_kind("array", v) if is_array(v)
+
+of_kind("names", v) if of_kind("text", v)
+
+of_kind("names", v) if {
+	is_array(v)
+	every n in v {
+		of_kind("text", n)
+	}
+}
+
+of_kind("ref", v) if of_kind("text", v)
+
+of_kind("ref", v) if is_object(v)
+
+# The records of the binding: per field, its kind and whether it is required.
+records := {
+	"Binding": {
+		"schema_version": ["string", true], "executor_class": ["enum:Executor", true],
+		"dispatch_posture": ["enum:Posture", false], "isolation_bindings": ["object", true],
+		"merge_policy": ["object", true], "verification_blocking": ["object", true],
+		"verification_topology": ["object", false], "promotion_state": ["object", false],
+		"escalation_routes": ["object", true], "escalation_severity": ["object", false],
+		"escalation_severity_routes": ["object", false], "escalation_ack": ["object", false],
+		"admission": ["object", true],
+	},
+	"LevelBinding": {
+		"substrate": ["text", true], "substrate_class": ["enum:SubstrateClass", true],
+		"host_interop": ["enum:HostInterop", false], "component_reachable_hosts": ["array", false],
+		"base_egress_allowlist": ["array", false], "probe_evidence": ["ref", true],
+		"runtime_markers": ["object", false],
+	},
+	"VerificationBlocking": {"deterministic": ["object", true], "ai-review": ["object", true]},
+	"Topology": {
+		"min_checkers": ["int1", true], "min_model_checkers": ["int0", true],
+		"cross_vendor_required": ["bool", true], "roles": ["array", true],
+	},
+	"Slot": {
+		"name": ["text", true], "role": ["enum:Role", true], "scanner_class": ["text", false],
+		"distinct_model_from": ["names", false], "distinct_vendor_from": ["names", false],
+		"min_context_tokens": ["int1", false], "requires_modality": ["array", false],
+		"requires_feature": ["array", false],
+	},
+	"Promotion": {
+		"state": ["enum:PromotionState", true], "ratified_by_change": ["text", true],
+		"evidence_window": ["text", true], "ratified_at": ["string", true],
+	},
+	"EscalationRoutes": {
+		"gate-failure": ["text", true], "verification-divergence": ["text", true],
+		"admission-rejection": ["text", true], "demotion": ["text", true],
+		"structural-plan-approval": ["text", true], "untrusted-provenance": ["text", true],
+		"runner-needs-human": ["text", false], "runner-cap-exceeded": ["text", false],
+	},
+	"SeverityLegs": {"channel": ["text", false], "push": ["text", false]},
+	"EscalationAck": {"staleness_window": ["int1", false], "reescalation_cap": ["int1", false]},
+	"Admission": {
+		"classification": ["object", true], "rules": ["array", true],
+		"autonomous_concurrency": ["int1", true], "items_per_run": ["int1", true],
+	},
+	"Classification": {
+		"tracker-vcs-event": ["object", false], "temporal": ["object", false],
+		"agent-internal": ["object", false], "channel-feed": ["object", false],
+	},
+	"TemporalClass": {
+		"class": ["enum:WorkClass", true], "source_surface": ["text", true],
+		"run_link_prefix": ["text", true], "producer_identity": ["text", true],
+	},
+	"AdmissionRule": {
+		"signal_class": ["enum:RuleSignalClass", true], "provenance": ["enum:RuleProvenance", true],
+		"work_class": ["enum:RuleWorkClass", true], "disposition": ["enum:Disposition", true],
+		"override_justification": ["text", false],
+	},
+}
+
+# The findings of the record `r` (of record `name`) at `path`; a key it does
+# not declare is `unknown`'s finding.
+schema_at(path, r, name, unknown) := {f |
+	some k, spec in records[name]
+	spec[1]
+	not has(r, k)
+	f := finding("schema.missing_key", concat(".", [path, k]), "F")
+} | {f |
+	some k, _ in r
+	not records[name][k]
+	f := finding(unknown, concat(".", [path, k]), "F")
+} | {f |
+	some k, v in r
+	spec := records[name][k]
+	not of_kind(spec[0], v)
+	f := finding("schema.type", concat(".", [path, k]), "F")
+}
+
+# The findings of the map `m` at `path`, keyed by `keys` (null: any string),
+# of values of kind `kind`; `complete`: every key of `keys` is bound.
+map_at(path, m, keys, kind, complete) := {f |
+	some k, _ in m
+	keys != null
+	not k in keys
+	f := finding("schema.unknown_key", concat(".", [path, k]), "F")
+} | {f |
+	some k, v in m
+	known_key(keys, k)
+	not of_kind(kind, v)
+	f := finding("schema.type", concat(".", [path, k]), "F")
+} | {f |
+	complete
+	some k in keys
+	not has(m, k)
+	f := finding("schema.missing_key", concat(".", [path, k]), "F")
+}
+
+known_key(keys, _) if keys == null
+
+known_key(keys, k) if k in keys
+
+# The findings of the list `xs` at `path`, of items of kind `kind`.
+list_at(path, xs, kind) := {finding("schema.type", sprintf("%s[%d]", [path, i]), "F") |
+	some i, v in xs
+	not of_kind(kind, v)
+}
+
+# A field of record `r` that holds a value of its container kind (`object`
+# or `array`), to be judged below.
+inside(r, k, kind) := r[k] if of_kind(kind, r[k])
+
+findings contains f if {
+	is_object(input)
+	some f in schema_at_top
+}
+
+schema_at_top := {f |
+	some k, spec in records.Binding
+	spec[1]
+	not has(input, k)
+	f := finding("schema.missing_key", k, "F")
+} | {f |
+	some k, _ in input
+	not records.Binding[k]
+	f := finding("schema.unknown_key", k, "F")
+} | {f |
+	some k, v in input
+	spec := records.Binding[k]
+	not of_kind(spec[0], v)
+	f := finding("schema.type", k, "F")
+}
+
+# isolation_bindings: surface -> level -> LevelBinding.
+findings contains f if {
+	surfaces := inside(input, "isolation_bindings", "object")
+	some s, levels in surfaces
+	some f in isolation_surface(s, levels)
+}
+
+isolation_surface(s, levels) := {finding("schema.type", sprintf("isolation_bindings.%s", [s]), "F")} if not is_object(levels)
+
+isolation_surface(s, levels) := map_at(sprintf("isolation_bindings.%s", [s]), levels, enums.Level, "object", false) | {f |
+	some l, e in levels
+	l in enums.Level
+	is_object(e)
+	path := sprintf("isolation_bindings.%s.%s", [s, l])
+	some f in level_binding(path, e)
+} if is_object(levels)
+
+level_binding(path, e) := (schema_at(path, e, "LevelBinding", "schema.unknown_key") | {f |
+	some k in ["component_reachable_hosts", "base_egress_allowlist"]
+	xs := inside(e, k, "array")
+	some f in list_at(concat(".", [path, k]), xs, "text")
+}) | {f |
+	m := inside(e, "runtime_markers", "object")
+	some f in map_at(concat(".", [path, "runtime_markers"]), m, null, "text", false)
+}
+
+findings contains f if {
+	m := inside(input, "merge_policy", "object")
+	some f in map_at("merge_policy", m, enums.WorkClass, "enum:Merge", true)
+}
+
+findings contains f if {
+	vb := inside(input, "verification_blocking", "object")
+	some f in schema_at("verification_blocking", vb, "VerificationBlocking", "schema.unknown_key")
+}
+
+findings contains f if {
+	vb := inside(input, "verification_blocking", "object")
+	some layer in ["deterministic", "ai-review"]
+	m := inside(vb, layer, "object")
+	some f in map_at(sprintf("verification_blocking.%s", [layer]), m, enums.WorkClass, "enum:Force", true)
+}
+
+findings contains f if {
+	m := inside(input, "verification_topology", "object")
+	some f in map_at("verification_topology", m, enums.WorkClass, "object", false)
+}
+
+findings contains f if {
+	some c, t in topology
+	some f in schema_at(sprintf("verification_topology.%s", [c]), t, "Topology", "schema.unknown_key")
+}
+
+# A role's keys are the Slot record's: an undeclared one is
+# topology.unknown_predicate (above); its values are judged here.
+findings contains f if {
+	some c, roles in roles_of
+	some f in list_at(sprintf("verification_topology.%s.roles", [c]), roles, "object")
+}
+
+findings contains f if {
+	some c, roles in roles_of
+	some i, s in roles
+	is_object(s)
+	path := sprintf("verification_topology.%s.roles[%d]", [c, i])
+	some f in schema_at(path, s, "Slot", "topology.unknown_predicate")
+	f.rule != "topology.unknown_predicate"
+}
+
+findings contains f if {
+	some c, roles in roles_of
+	some i, s in roles
+	is_object(s)
+	some k in ["requires_modality", "requires_feature"]
+	xs := inside(s, k, "array")
+	some f in list_at(sprintf("verification_topology.%s.roles[%d].%s", [c, i, k]), xs, "text")
+}
+
+findings contains f if {
+	m := inside(input, "promotion_state", "object")
+	some f in map_at("promotion_state", m, null, "object", false)
+}
+
+findings contains f if {
+	m := inside(input, "promotion_state", "object")
+	some cell, p in m
+	is_object(p)
+	some f in schema_at(sprintf("promotion_state.%s", [cell]), p, "Promotion", "schema.unknown_key")
+}
+
+findings contains f if {
+	r := inside(input, "escalation_routes", "object")
+	some f in schema_at("escalation_routes", r, "EscalationRoutes", "schema.unknown_key")
+}
+
+findings contains f if {
+	m := inside(input, "escalation_severity", "object")
+	some f in map_at("escalation_severity", m, enums.EscalationEvent, "enum:Severity", false)
+}
+
+findings contains f if {
+	m := inside(input, "escalation_severity_routes", "object")
+	some f in map_at("escalation_severity_routes", m, enums.Severity, "object", false)
+}
+
+findings contains f if {
+	m := inside(input, "escalation_severity_routes", "object")
+	some sev, legs in m
+	sev in enums.Severity
+	is_object(legs)
+	some f in schema_at(sprintf("escalation_severity_routes.%s", [sev]), legs, "SeverityLegs", "schema.unknown_key")
+}
+
+findings contains f if {
+	a := inside(input, "escalation_ack", "object")
+	some f in schema_at("escalation_ack", a, "EscalationAck", "schema.unknown_key")
+}
+
+findings contains f if {
+	a := inside(input, "admission", "object")
+	some f in schema_at("admission", a, "Admission", "schema.unknown_key")
+}
+
+findings contains f if {
+	c := inside(input.admission, "classification", "object")
+	some f in schema_at("admission.classification", c, "Classification", "schema.unknown_key")
+}
+
+classification_values := {"tracker-vcs-event": "enum:WorkClass", "temporal": "object", "agent-internal": "enum:WorkClass", "channel-feed": "enum:WorkClass"}
+
+findings contains f if {
+	c := inside(input.admission, "classification", "object")
+	some k, kind in classification_values
+	m := inside(c, k, "object")
+	some f in map_at(sprintf("admission.classification.%s", [k]), m, null, kind, false)
+}
+
+findings contains f if {
+	m := inside(input.admission.classification, "temporal", "object")
+	some k, t in m
+	is_object(t)
+	some f in schema_at(sprintf("admission.classification.temporal.%s", [k]), t, "TemporalClass", "schema.unknown_key")
+}
+
+findings contains f if {
+	rules := inside(input.admission, "rules", "array")
+	some f in list_at("admission.rules", rules, "object")
+}
+
+findings contains f if {
+	rules := inside(input.admission, "rules", "array")
+	some i, r in rules
+	is_object(r)
+	some f in schema_at(sprintf("admission.rules[%d]", [i]), r, "AdmissionRule", "schema.unknown_key")
+}
+
+# ---- merge.unheard_checkers and topology.capability_label (no verdict but
+# NOT APPLICABLE on the upstream-shaped corpus: compared, never exercised there)
+
+# merge.unheard_checkers: an `auto` class's model checkers are heard by its ai-review layer.
+findings contains finding("merge.unheard_checkers", sprintf("merge_policy.%s", [c]), "F") if {
+	some c in auto_class
+	roles := roles_of[c]
+	count([s |
+		some s in roles
+		is_checker(s)
+		not present_text(s, "scanner_class")
+		present_text(s, "name")
+	]) > 0
+	input.verification_blocking["ai-review"][c] == "not-required"
+}
+
+capability_label(x) if regex.match(`(?i)^(frontier|flagship|daily[-_ ]driver)$`, x)
+
+# The predicate tokens of a role; a predicate that is not a list is the schema's finding, read as none.
+tokens(s) := [x | some k in ["requires_feature", "requires_modality"]; is_array(s[k]); some x in s[k]]
+
+# topology.capability_label: no capability label as a role's name, scanner class or token.
+findings contains finding("topology.capability_label", sprintf("verification_topology.%s[%s]", [c, s.name]), "F") if {
+	some c, roles in roles_of
+	some s in roles
+	labelled(s)
+}
+
+labelled(s) if capability_label(s.name)
+
+labelled(s) if {
+	is_string(s.scanner_class)
+	capability_label(s.scanner_class)
+}
+
+labelled(s) if {
+	some x in tokens(s)
+	is_string(x)
+	capability_label(x)
+}

@@ -653,7 +653,7 @@ pub fn agreement(policy: &Policy, rego: &mut Rego, docs: &[String]) -> Result<us
 /// does (UNKNOWN: a class bound to a number, a promotion cell or an
 /// `ai-review` layer that is not a mapping), which the mutated examples of
 /// `agreement` exercise and the upstream fixtures do not.
-pub const COMPARED_UPSTREAM: [&str; 36] = [
+pub const COMPARED_UPSTREAM: [&str; 41] = [
     "merge.unratified",
     "merge.unanimity",
     "promotion.review_unratified",
@@ -690,6 +690,11 @@ pub const COMPARED_UPSTREAM: [&str; 36] = [
     "topology.cross_vendor_generator",
     "topology.cross_vendor_pairwise",
     "topology.unknown_predicate",
+    "schema.missing_key",
+    "schema.type",
+    "schema.unknown_key",
+    "merge.unheard_checkers",
+    "topology.capability_label",
 ];
 
 /// Whether the agreement over files compares `rule`.

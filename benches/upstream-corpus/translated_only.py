@@ -4,8 +4,8 @@
     python3 benches/upstream-corpus/translated_only.py GRAIL OUT
 
 OUT (a folder, emptied first; never committed) receives every `.grail` file
-of `policies/guardrails/` with each `rule` item removed whose id the Rego
-translation (`benches/rego/*.rego`) does not report; then, until the folder
+of `policies/guardrails/` with each `rule` item removed whose id is no string
+literal of the Rego translation (`benches/rego/*.rego`); then, until the folder
 compiles (`GRAIL check --no-cache --policy OUT`), each function, table or
 question that a compile error points into (it names a removed rule, or a
 function removed before it). What is left is the library's documents,
@@ -35,16 +35,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "policies" / "guardrails"
 REGO = ROOT / "benches" / "rego"
 
-# The rule ids the translation reports: `finding("id", ...)` and the
-# `"rule": "id"` entries of its tables of floors.
-REPORTED = re.compile(r'finding\("([a-z_]+\.[a-z_]+)"|"rule": "([a-z_]+\.[a-z_]+)"')
+# A string literal of the translation that may be a rule id.
+LITERAL = re.compile(r'"([a-z_]+\.[a-z0-9_]+)"')
 
 
 def translated() -> set[str]:
+    """The string literals of the translation: a rule item is kept when its id is one."""
     ids = set()
     for path in sorted(REGO.glob("*.rego")):
-        for m in REPORTED.finditer(path.read_text()):
-            ids.add(m.group(1) or m.group(2))
+        ids.update(LITERAL.findall(path.read_text()))
     return ids
 
 
@@ -121,8 +120,7 @@ def main() -> None:
             path.write_text("".join(l for i, l in enumerate(lines) if i not in drop))
     print(
         f"{out}: {len(kept)} rule items kept ({', '.join(sorted(kept))}), {len(removed)} removed,"
-        f" and {len(helpers)} functions, tables and questions that named them;"
-        f" the translation reports {len(keep)} rule ids ({', '.join(sorted(keep))})"
+        f" and {len(helpers)} functions, tables and questions that named them"
     )
 
 
