@@ -552,7 +552,7 @@ enums := {
 }
 
 # Whether `v` is a value of kind `k`: a scalar type, an enumeration
-# (`enum:Name`), or the container of a record or map (`object`), a list
+# (an enumeration by its name), or the container of a record or map (`object`), a list
 # (`array`), a list or one name (`names`), a `ref` (a path, or the value inline).
 of_kind("string", v) if is_string(v)
 
@@ -575,10 +575,7 @@ of_kind("int1", v) if {
 	v >= 1
 }
 
-of_kind(k, v) if {
-	startswith(k, "enum:")
-	v in enums[substring(k, 5, -1)]
-}
+of_kind(k, v) if v in enums[k]
 
 of_kind("object", v) if is_object(v)
 
@@ -600,8 +597,8 @@ of_kind("ref", v) if is_object(v)
 # The records of the binding: per field, its kind and whether it is required.
 records := {
 	"Binding": {
-		"schema_version": ["string", true], "executor_class": ["enum:Executor", true],
-		"dispatch_posture": ["enum:Posture", false], "isolation_bindings": ["object", true],
+		"schema_version": ["string", true], "executor_class": ["Executor", true],
+		"dispatch_posture": ["Posture", false], "isolation_bindings": ["object", true],
 		"merge_policy": ["object", true], "verification_blocking": ["object", true],
 		"verification_topology": ["object", false], "promotion_state": ["object", false],
 		"escalation_routes": ["object", true], "escalation_severity": ["object", false],
@@ -609,8 +606,8 @@ records := {
 		"admission": ["object", true],
 	},
 	"LevelBinding": {
-		"substrate": ["text", true], "substrate_class": ["enum:SubstrateClass", true],
-		"host_interop": ["enum:HostInterop", false], "component_reachable_hosts": ["array", false],
+		"substrate": ["text", true], "substrate_class": ["SubstrateClass", true],
+		"host_interop": ["HostInterop", false], "component_reachable_hosts": ["array", false],
 		"base_egress_allowlist": ["array", false], "probe_evidence": ["ref", true],
 		"runtime_markers": ["object", false],
 	},
@@ -620,13 +617,13 @@ records := {
 		"cross_vendor_required": ["bool", true], "roles": ["array", true],
 	},
 	"Slot": {
-		"name": ["text", true], "role": ["enum:Role", true], "scanner_class": ["text", false],
+		"name": ["text", true], "role": ["Role", true], "scanner_class": ["text", false],
 		"distinct_model_from": ["names", false], "distinct_vendor_from": ["names", false],
 		"min_context_tokens": ["int1", false], "requires_modality": ["array", false],
 		"requires_feature": ["array", false],
 	},
 	"Promotion": {
-		"state": ["enum:PromotionState", true], "ratified_by_change": ["text", true],
+		"state": ["PromotionState", true], "ratified_by_change": ["text", true],
 		"evidence_window": ["text", true], "ratified_at": ["string", true],
 	},
 	"EscalationRoutes": {
@@ -646,32 +643,31 @@ records := {
 		"agent-internal": ["object", false], "channel-feed": ["object", false],
 	},
 	"TemporalClass": {
-		"class": ["enum:WorkClass", true], "source_surface": ["text", true],
+		"class": ["WorkClass", true], "source_surface": ["text", true],
 		"run_link_prefix": ["text", true], "producer_identity": ["text", true],
 	},
 	"AdmissionRule": {
-		"signal_class": ["enum:RuleSignalClass", true], "provenance": ["enum:RuleProvenance", true],
-		"work_class": ["enum:RuleWorkClass", true], "disposition": ["enum:Disposition", true],
+		"signal_class": ["RuleSignalClass", true], "provenance": ["RuleProvenance", true],
+		"work_class": ["RuleWorkClass", true], "disposition": ["Disposition", true],
 		"override_justification": ["text", false],
 	},
 }
 
+# The required and the declared keys of each record, computed once.
+required_keys[name] := {k | some k, spec in fields; spec[1]} if some name, fields in records
+
+declared_keys[name] := object.keys(fields) if some name, fields in records
+
 # The findings of the record `r` (of record `name`) at `path`; a key it does
 # not declare is `unknown`'s finding.
-schema_at(path, r, name, unknown) := {f |
-	some k, spec in records[name]
-	spec[1]
-	not has(r, k)
-	f := finding("schema.missing_key", concat(".", [path, k]), "F")
-} | {f |
-	some k, _ in r
-	not records[name][k]
-	f := finding(unknown, concat(".", [path, k]), "F")
-} | {f |
+schema_at(path, r, name, unknown) := ({finding("schema.missing_key", concat(".", [path, k]), "F") |
+	some k in required_keys[name] - object.keys(r)
+} | {finding(unknown, concat(".", [path, k]), "F") |
+	some k in object.keys(r) - declared_keys[name]
+}) | {finding("schema.type", concat(".", [path, k]), "F") |
 	some k, v in r
 	spec := records[name][k]
 	not of_kind(spec[0], v)
-	f := finding("schema.type", concat(".", [path, k]), "F")
 }
 
 # The findings of the map `m` at `path`, keyed by `keys` (null: any string),
@@ -756,7 +752,7 @@ level_binding(path, e) := (schema_at(path, e, "LevelBinding", "schema.unknown_ke
 
 findings contains f if {
 	m := inside(input, "merge_policy", "object")
-	some f in map_at("merge_policy", m, enums.WorkClass, "enum:Merge", true)
+	some f in map_at("merge_policy", m, enums.WorkClass, "Merge", true)
 }
 
 findings contains f if {
@@ -768,7 +764,7 @@ findings contains f if {
 	vb := inside(input, "verification_blocking", "object")
 	some layer in ["deterministic", "ai-review"]
 	m := inside(vb, layer, "object")
-	some f in map_at(sprintf("verification_blocking.%s", [layer]), m, enums.WorkClass, "enum:Force", true)
+	some f in map_at(sprintf("verification_blocking.%s", [layer]), m, enums.WorkClass, "Force", true)
 }
 
 findings contains f if {
@@ -825,7 +821,7 @@ findings contains f if {
 
 findings contains f if {
 	m := inside(input, "escalation_severity", "object")
-	some f in map_at("escalation_severity", m, enums.EscalationEvent, "enum:Severity", false)
+	some f in map_at("escalation_severity", m, enums.EscalationEvent, "Severity", false)
 }
 
 findings contains f if {
@@ -856,7 +852,7 @@ findings contains f if {
 	some f in schema_at("admission.classification", c, "Classification", "schema.unknown_key")
 }
 
-classification_values := {"tracker-vcs-event": "enum:WorkClass", "temporal": "object", "agent-internal": "enum:WorkClass", "channel-feed": "enum:WorkClass"}
+classification_values := {"tracker-vcs-event": "WorkClass", "temporal": "object", "agent-internal": "WorkClass", "channel-feed": "WorkClass"}
 
 findings contains f if {
 	c := inside(input.admission, "classification", "object")
