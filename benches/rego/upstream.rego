@@ -4,19 +4,28 @@
 # `findings` (same rule ids, subjects and outcomes as grail for a JSON
 # binding).
 #
-# Translated here: merge.unratified, merge.unanimity,
-# promotion.review_unratified, promotion.promotable (policies/guardrails/
-# merge.grail and promotion.grail). The agreement (`COMPARED` in
-# benches/support/mod.rs) compares these with guardrails.rego's eight.
+# Translated here (41 rules; with guardrails.rego's eight, the 49 that
+# `COMPARED` and `COMPARED_UPSTREAM` in benches/support/mod.rs compare):
+# the merge gates and promotion cells (merge.unratified, merge.unanimity,
+# merge.unheard_checkers, promotion.review_unratified, promotion.promotable,
+# promotion.ratified_at), escalation.*, the binding's own isolation and
+# marker rules (isolation.l3_substrate, isolation.no_l2, marker.missing,
+# marker.level_ambiguous), admission.override_required, admission.ambiguous,
+# admission.temporal_identity, the topology rules, and the schema's
+# structural findings (schema.missing_key, schema.type, schema.unknown_key,
+# topology.unknown_predicate).
 #
 # Not translated (grail runs them; the agreement leaves them out, by name):
 # every rule that reads an attached file (probe transcripts: probe.*,
-# egress.*, credential.*, workspace.*, interop.*; promotion evidence), which
-# Rego cannot read without the harness handing it the file (and the sha256
-# of interop.sha256 is no Rego built-in); the isolation, marker, admission,
-# escalation and topology rules of the binding itself, and the schema's
-# structural findings (schema.missing_key, schema.type, schema.unknown_key):
-# left for want of time, not for want of a way (BENCHMARKS.md, "The Rego
+# egress.*, credential.*, workspace.*, interop.*, and isolation.host_interop
+# and isolation.reachable_hosts, which judge a level by its transcript's
+# proof; promotion evidence), which Rego cannot read without the harness
+# handing it the file (and the sha256 of interop.sha256 is no Rego
+# built-in); marker.ambiguous, admission.temporal_surface_unique and
+# admission.temporal_producer_unique, whose subjects are indices in the
+# document's order of a mapping's keys, which Rego's objects do not keep;
+# admission.run_link_prefix, which parses a URL (no Rego built-in); the
+# layer rules, which compare several documents (BENCHMARKS.md, "The Rego
 # translation, on upstream-shaped bindings").
 package guardrails
 
