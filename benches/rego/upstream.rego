@@ -149,7 +149,10 @@ some_l2 if {
 }
 
 # Marker sets that can attest a runner: present and not empty.
-attests(e) if count(e.runtime_markers) > 0
+attests(e) if {
+	is_object(e.runtime_markers)
+	count(e.runtime_markers) > 0
+}
 
 # No key the two marker sets share has two values.
 jointly_satisfiable(a, b) if {
@@ -344,11 +347,18 @@ names_in(s, k) := as_list(s[k]) if present_value(s, k)
 
 names_in(s, k) := [] if not present_value(s, k)
 
-model_distinct(a, b) if b.name in names_in(a, "distinct_model_from")
+# (A role without a name is the schema's finding; no relation names it.)
+model_distinct(a, b) if {
+	is_string(b.name)
+	b.name in names_in(a, "distinct_model_from")
+}
 
 model_distinct(a, b) if vendor_distinct(a, b)
 
-vendor_distinct(a, b) if b.name in names_in(a, "distinct_vendor_from")
+vendor_distinct(a, b) if {
+	is_string(b.name)
+	b.name in names_in(a, "distinct_vendor_from")
+}
 
 relation_keys := ["distinct_model_from", "distinct_vendor_from"]
 
@@ -405,6 +415,7 @@ findings contains finding("topology.duplicate_slot", sprintf("verification_topol
 findings contains finding("topology.undeclared_role", sprintf("verification_topology.%s[%s].%d", [c, s.name, i]), "F") if {
 	some c, roles in roles_of
 	some s in distinct_roles[c]
+	is_string(s.name)
 	some i, k in relation_keys
 	present_value(s, k)
 	some n in as_list(s[k])
@@ -905,7 +916,10 @@ findings contains finding("merge.unheard_checkers", sprintf("merge_policy.%s", [
 	input.verification_blocking["ai-review"][c] == "not-required"
 }
 
-capability_label(x) if regex.match(`(?i)^(frontier|flagship|daily[-_ ]driver)$`, x)
+capability_label(x) if {
+	is_string(x)
+	regex.match(`(?i)^(frontier|flagship|daily[-_ ]driver)$`, x)
+}
 
 # The predicate tokens of a role; a predicate that is not a list is the schema's finding, read as none.
 tokens(s) := [x | some k in ["requires_feature", "requires_modality"]; is_array(s[k]); some x in s[k]]
