@@ -13,12 +13,12 @@ records, enumerations and matrices, the functions the kept rules call, and
 the rules regorus runs: `grail check --policy OUT` evaluates the same rules
 as `bench_stream rego-each`. A compile error anywhere else stops it.
 
-What cannot be removed this way stays, and the agreement lists it as `grail
-only`: the findings a document kind declares in its schema rather than as a
-`rule` item (`on missing_key rule schema.missing_key`, `on type rule
-schema.type`, `on unknown_key rule ...`, `unique rule ...`, and the floors
-and ceilings of fields other than the translated ones). They are the
-loading of the document, which grail does whatever rules run.
+What is not a `rule` item stays, translated or not: the findings a document
+kind declares in its schema (`on missing_key rule schema.missing_key`, `on
+type rule schema.type`, `on unknown_key rule ...`, `unique rule ...`, the
+floors and ceilings of fields) and its layers (`on loosen rule ...`). They
+are the loading of the document, which grail does whatever rules run; the
+agreement lists any of them the translation lacks as `grail only`.
 
 An item is a line at column 0 that is not a comment, with the `///` and `//`
 lines right above it and the indented or blank lines below it, up to the next
