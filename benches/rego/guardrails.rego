@@ -11,8 +11,8 @@
 # floor.verification_blocking, floor.ai_review, floor.min_checkers,
 # floor.min_model_checkers, floor.cross_vendor_required (the rules the
 # benchmarks' agreement compares, `COMPARED` in benches/support/mod.rs).
-# Not translated: the schema's structural findings, and the rules of
-# topology, promotion, merge gates, isolation, admission and escalation.
+# The schema's structural findings and the rules of topology, promotion,
+# merge gates, isolation, admission and escalation are in upstream.rego.
 # A bound is judged only on a value of its type, as grail's schema judges it:
 # a value of the wrong type is the schema's finding, not the bound's.
 package guardrails
