@@ -132,7 +132,10 @@ fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
     // 24 since the rules are asked by two searches (issue 42): each solver
     // has learnt from half the rules before, and its models fall otherwise;
     // two more twins come out more than one line apart.
-    assert!(written >= 130 && left.len() <= 24, "{written} written; not written: {stderr}");
+    // 20 since the twin search halves the interval of its distance bound
+    // (issue 42): its models fall otherwise, and five pairs refuted or apart
+    // before are written (`run.evidence_ref` is two lines apart again).
+    assert!(written >= 130 && left.len() <= 20, "{written} written; not written: {stderr}");
     let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");

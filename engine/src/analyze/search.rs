@@ -709,7 +709,6 @@ impl Search<'_> {
         let same: Vec<B> = self.model.atoms.iter().zip(target).filter(|(_, v)| **v).map(|(a, _)| B::L(*a)).collect();
         soft.extend(same.iter().copied());
         self.relax(hard, &mut soft).ok()?;
-        // Cardinality over the atoms that changed: lower the bound until unsatisfiable.
         let kept: BTreeSet<B> = soft.iter().copied().collect();
         let mut changed: Vec<Lit> = same
             .iter()
@@ -723,22 +722,33 @@ impl Search<'_> {
         }
         let differs = |b: &Builder| changed.iter().filter(|d| b.value(B::L(**d))).count();
         let mut best = differs(&self.b);
+        // Cardinality over the atoms that changed: the least bound that holds,
+        // found by halving the interval between a bound known to fail (below
+        // `lo`) and one known to hold (`best`); the last model is kept when it
+        // is the answer's.
         if best > 1 {
             let limits = self.b.at_most(&changed, best);
             let mut assume = hard.to_vec();
             assume.extend(soft.iter().copied());
-            while best > 1 {
+            let mut lo = 1;
+            let mut held = true;
+            while lo < best {
+                let mid = (lo + best) / 2;
                 let mut trial = assume.clone();
-                trial.push(limits[best - 1]);
-                match self.b.solve(&trial) {
-                    Answer::Sat => best = differs(&self.b).min(best - 1),
-                    Answer::Unsat(_) => break,
+                trial.push(limits[mid]);
+                held = self.b.solve(&trial) == Answer::Sat;
+                if held {
+                    best = differs(&self.b).min(mid);
+                } else {
+                    lo = mid + 1;
                 }
             }
-            let mut trial = assume;
-            trial.push(limits[best]);
-            if self.b.solve(&trial) != Answer::Sat {
-                return None;
+            if !held {
+                let mut trial = assume;
+                trial.push(limits[best]);
+                if self.b.solve(&trial) != Answer::Sat {
+                    return None;
+                }
             }
         }
         Some(self.model.atoms.iter().zip(target).filter(|(a, v)| self.b.value(B::L(**a)) != **v).count())
