@@ -1406,6 +1406,27 @@ mod lazy_tests {
     }
 
     #[test]
+    fn texts_in_a_part_are_spans_of_one_string_each_distinct_text_once() {
+        let text = |t: &str| Expr { kind: ExprKind::Lit(Val::unknown()), text: t.into() };
+        let clauses = vec![
+            ClauseDef::When { guard: text("a.b"), reason: None, report: false },
+            ClauseDef::When { guard: text("a.b"), reason: None, report: true },
+            ClauseDef::When { guard: text("é"), reason: None, report: false },
+        ];
+        let bytes = encode_with_texts(&clauses).expect("encoded");
+        assert_eq!(postcard::take_from_bytes::<&str>(&bytes).expect("the texts first").0, "a.bé");
+        assert_eq!(decode_with_texts::<Vec<ClauseDef>>(&bytes), Some(clauses));
+    }
+
+    #[test]
+    fn a_text_outside_its_part_s_string_is_not_decoded() {
+        // The string "a", then a span of five bytes from 0; then one inside a character.
+        assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 5]), None);
+        assert_eq!(decode_with_texts::<Text>(&[2, 0xc3, 0xa9, 0, 1]), None);
+        assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 1]).as_deref(), Some("a"));
+    }
+
+    #[test]
     fn a_question_that_cannot_be_decoded_never_allows() {
         let read: Lazy<QuestionBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
         assert!(read.vars.is_empty());
