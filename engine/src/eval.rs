@@ -1089,7 +1089,7 @@ impl<'a> Evaluator<'a> {
                 ExprKind::Field(..) | ExprKind::MapGet(..) | ExprKind::Column(..) | ExprKind::ListGet(..)
             )
         {
-            reads.push(Read { expr: e.text.clone(), value: v.display(self.policy), from: provenance(&v.origin) });
+            reads.push(Read { expr: e.text.to_string(), value: v.display(self.policy), from: provenance(&v.origin) });
         }
         v
     }

@@ -873,9 +873,7 @@ impl Undecodable for Vec<ClauseDef> {
 impl<T: serde::de::DeserializeOwned + Undecodable> std::ops::Deref for Lazy<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.value.get_or_init(|| {
-            self.bytes.as_deref().and_then(|b| postcard::from_bytes(b).ok()).unwrap_or_else(T::undecodable)
-        })
+        self.value.get_or_init(|| self.bytes.as_deref().and_then(decode_with_texts).unwrap_or_else(T::undecodable))
     }
 }
 
@@ -900,7 +898,7 @@ impl<T: std::fmt::Debug + serde::de::DeserializeOwned + Undecodable> std::fmt::D
 /// Written as the postcard bytes of the value, so that reading it back is a copy.
 impl<T: Serialize + serde::de::DeserializeOwned + Undecodable> Serialize for Lazy<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let bytes = postcard::to_stdvec(&**self).map_err(serde::ser::Error::custom)?;
+        let bytes = encode_with_texts(&**self).map_err(serde::ser::Error::custom)?;
         s.serialize_bytes(&bytes)
     }
 }
@@ -922,6 +920,214 @@ impl<'de, T> Deserialize<'de> for Lazy<T> {
         }
         let bytes = d.deserialize_bytes(Bytes)?;
         Ok(Lazy { value: std::sync::OnceLock::new(), bytes: Some(bytes) })
+    }
+}
+
+/// The text of an expression (its source, for explanations) or of a
+/// template's literal part. Lowering gives each its own string; inside the
+/// bytes of a [`Lazy`] part every text is a span of one string that the
+/// part holds once, each distinct text once, so that decoding a rule's
+/// clauses allocates that string once rather than a string per expression
+/// (the texts were most of what a cold check spent decoding clauses).
+/// Clones share the string. Two texts are equal when their characters are.
+#[derive(Clone, Default)]
+pub struct Text {
+    all: Arc<str>,
+    start: u32,
+    end: u32,
+}
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        // INVARIANT: `start..end` lies in `all` on character boundaries
+        // (`From` takes all of a string; decoding checks a span before keeping it).
+        self.all.get(self.start as usize..self.end as usize).unwrap_or_default()
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::from(Arc::<str>::from(s))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text::from(Arc::<str>::from(s))
+    }
+}
+
+impl From<Arc<str>> for Text {
+    /// All of `all`; a text longer than 4 GiB is cut at the last character
+    /// boundary before it (no policy is near that: files are read with a bound).
+    fn from(all: Arc<str>) -> Text {
+        let mut end = all.len().min(u32::MAX as usize);
+        while !all.is_char_boundary(end) {
+            end -= 1;
+        }
+        Text { all, start: 0, end: end as u32 }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The string the texts of a [`Lazy`] part are spans of, while the part is
+/// encoded (each distinct text once, and where it starts) or decoded.
+enum Texts {
+    Writing { all: String, at: std::collections::HashMap<Box<str>, u32> },
+    Reading(Arc<str>),
+}
+
+thread_local! {
+    /// The texts of the part being encoded or decoded on this thread; none
+    /// outside a [`Lazy`] part, where a text is written as a string.
+    static TEXTS: std::cell::RefCell<Option<Texts>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Puts `texts` in place for the part being encoded or decoded, and the
+/// previous ones back when dropped (a panic included).
+struct TextsInPlace(Option<Texts>);
+
+impl TextsInPlace {
+    fn new(texts: Texts) -> TextsInPlace {
+        TextsInPlace(TEXTS.with(|t| t.replace(Some(texts))))
+    }
+
+    /// The texts put in place, the previous ones back.
+    fn take(mut self) -> Option<Texts> {
+        let previous = self.0.take();
+        TEXTS.with(|t| t.replace(previous))
+    }
+}
+
+impl Drop for TextsInPlace {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        TEXTS.with(|t| t.replace(previous));
+    }
+}
+
+/// The bytes of a [`Lazy`] part: the string of its texts, then the value
+/// with each text as a span of it (postcard both).
+fn encode_with_texts<T: Serialize>(value: &T) -> postcard::Result<Vec<u8>> {
+    let texts = TextsInPlace::new(Texts::Writing { all: String::new(), at: Default::default() });
+    let body = postcard::to_stdvec(value);
+    let all = match texts.take() {
+        Some(Texts::Writing { all, .. }) => all,
+        _ => String::new(),
+    };
+    let mut bytes = postcard::to_stdvec(&all)?;
+    bytes.extend(body?);
+    Ok(bytes)
+}
+
+/// The value of bytes made by [`encode_with_texts`]; `None` when they are
+/// not whole (a span out of the string included).
+fn decode_with_texts<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    let (all, rest) = postcard::take_from_bytes::<&str>(bytes).ok()?;
+    let _texts = TextsInPlace::new(Texts::Reading(Arc::from(all)));
+    postcard::from_bytes(rest).ok()
+}
+
+/// Inside a [`Lazy`] part, a span (start, length) of the part's texts;
+/// elsewhere, a string.
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let span = TEXTS.with(|t| match t.borrow_mut().as_mut() {
+            Some(Texts::Writing { all, at }) => {
+                let start = match at.get(self.as_str()) {
+                    Some(&start) => start,
+                    None => {
+                        let start = u32::try_from(all.len()).ok()?;
+                        all.push_str(self);
+                        at.insert(self.as_str().into(), start);
+                        start
+                    }
+                };
+                Some((start, self.len() as u32))
+            }
+            _ => None,
+        });
+        match span {
+            Some(span) => span.serialize(s),
+            None if TEXTS.with(|t| t.borrow().is_some()) => {
+                Err(serde::ser::Error::custom("the texts of a part of a policy exceed 4 GiB"))
+            }
+            None => s.serialize_str(self),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        let all = TEXTS.with(|t| match t.borrow().as_ref() {
+            Some(Texts::Reading(all)) => Some(all.clone()),
+            _ => None,
+        });
+        let Some(all) = all else {
+            return Ok(Text::from(&*<std::borrow::Cow<'de, str>>::deserialize(d)?));
+        };
+        let (start, len) = <(u32, u32)>::deserialize(d)?;
+        let end = start.checked_add(len).filter(|&end| all.get(start as usize..end as usize).is_some());
+        match end {
+            Some(end) => Ok(Text { all, start, end }),
+            None => Err(serde::de::Error::custom("a text outside the texts of its part")),
+        }
     }
 }
 
@@ -1032,7 +1238,7 @@ pub struct Template {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TemplatePart {
-    Text(String),
+    Text(Text),
     Hole(Expr),
 }
 
@@ -1040,7 +1246,7 @@ pub enum TemplatePart {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
-    pub text: String,
+    pub text: Text,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -1197,6 +1403,27 @@ mod lazy_tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn texts_in_a_part_are_spans_of_one_string_each_distinct_text_once() {
+        let text = |t: &str| Expr { kind: ExprKind::Lit(Val::unknown()), text: t.into() };
+        let clauses = vec![
+            ClauseDef::When { guard: text("a.b"), reason: None, report: false },
+            ClauseDef::When { guard: text("a.b"), reason: None, report: true },
+            ClauseDef::When { guard: text("é"), reason: None, report: false },
+        ];
+        let bytes = encode_with_texts(&clauses).expect("encoded");
+        assert_eq!(postcard::take_from_bytes::<&str>(&bytes).expect("the texts first").0, "a.bé");
+        assert_eq!(decode_with_texts::<Vec<ClauseDef>>(&bytes), Some(clauses));
+    }
+
+    #[test]
+    fn a_text_outside_its_part_s_string_is_not_decoded() {
+        // The string "a", then a span of five bytes from 0; then one inside a character.
+        assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 5]), None);
+        assert_eq!(decode_with_texts::<Text>(&[2, 0xc3, 0xa9, 0, 1]), None);
+        assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 1]).as_deref(), Some("a"));
     }
 
     #[test]

@@ -1517,7 +1517,7 @@ impl<'a> RuleLowerer<'a> {
             .parts
             .iter()
             .map(|p| match p {
-                ast::TemplatePart::Text(s) => TemplatePart::Text(s.clone()),
+                ast::TemplatePart::Text(s) => TemplatePart::Text(s.as_str().into()),
                 ast::TemplatePart::Hole(e) => TemplatePart::Hole(self.expr(e).0),
             })
             .collect();
@@ -1606,7 +1606,7 @@ impl<'a> RuleLowerer<'a> {
                 )
                 .help = Some("split the expression with `let`, or call fewer functions inside functions".into());
             }
-            return (Expr { kind: ExprKind::Lit(Val::unknown()), text: String::new() }, Ty::Error);
+            return (Expr { kind: ExprKind::Lit(Val::unknown()), text: Text::default() }, Ty::Error);
         }
         self.depth += 1;
         let text = print::expr(e);
@@ -1614,7 +1614,7 @@ impl<'a> RuleLowerer<'a> {
         // than depend on the caller's thread (a test's or a server's is small).
         let (kind, ty) = stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.expr_kind(e));
         self.depth -= 1;
-        (Expr { kind, text }, ty)
+        (Expr { kind, text: text.into() }, ty)
     }
 
     fn boxed(&mut self, e: &ast::Expr) -> (Box<Expr>, Ty) {
@@ -1828,7 +1828,7 @@ impl<'a> RuleLowerer<'a> {
                     Some(v) => ValKind::Enum(*en, v),
                     None => ValKind::Absent(crate::value::Absence::Unknown),
                 };
-                (Expr { kind: ExprKind::Lit(Val::computed(kind)), text }, want.clone())
+                (Expr { kind: ExprKind::Lit(Val::computed(kind)), text: text.into() }, want.clone())
             }
             (ast::ExprKind::List(items) | ast::ExprKind::Set(items), Ty::List(elem)) => {
                 let text = print::expr(e);
@@ -1843,7 +1843,7 @@ impl<'a> RuleLowerer<'a> {
                         x
                     })
                     .collect();
-                (Expr { kind: ExprKind::List(out), text }, want.clone())
+                (Expr { kind: ExprKind::List(out), text: text.into() }, want.clone())
             }
             _ => self.expr(e),
         }
@@ -1917,7 +1917,7 @@ impl<'a> RuleLowerer<'a> {
                     return if op == B::In {
                         (found, Ty::Bool)
                     } else {
-                        (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e) })), Ty::Bool)
+                        (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e).into() })), Ty::Bool)
                     };
                 }
                 let elem = match &bt {
@@ -1946,7 +1946,7 @@ impl<'a> RuleLowerer<'a> {
                 if op == B::In {
                     (found, Ty::Bool)
                 } else {
-                    (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e) })), Ty::Bool)
+                    (ExprKind::Not(Box::new(Expr { kind: found, text: print::expr(e).into() })), Ty::Bool)
                 }
             }
             B::Coalesce => {
@@ -2115,7 +2115,7 @@ impl<'a> RuleLowerer<'a> {
                     (
                         ExprKind::Not(Box::new(Expr {
                             kind: present,
-                            text: format!("present({})", print::expr(&args[0])),
+                            text: format!("present({})", print::expr(&args[0])).into(),
                         })),
                         Ty::Bool,
                     )

@@ -67,7 +67,7 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
         walk(t, 0, &mut ev, &mut rows);
         let mut columns = vec![t.row.name.clone()];
         columns.extend(t.columns.iter().map(|c| c.name.clone()));
-        let detail = t.detail.as_ref().map(|d| d.text.clone());
+        let detail = t.detail.as_ref().map(|d| d.text.to_string());
         out.push(Table { id: t.id.clone(), docs: t.docs.clone(), columns, detail, rows });
     }
     out

@@ -254,15 +254,15 @@ fn vacuous(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic>) {
     let mut quantified: Vec<String> = Vec::new();
     for c in rule.clauses.iter() {
         if let ClauseDef::For { domain, .. } = c {
-            bounded.insert(domain.text.clone());
+            bounded.insert(domain.text.to_string());
         }
     }
     each_expr(policy, rule, &mut |cx, e| match &e.kind {
         ExprKind::Empty(x) | ExprKind::Count(x) | ExprKind::Entries(x) => {
-            bounded.insert(x.text.clone());
+            bounded.insert(x.text.to_string());
         }
         ExprKind::Quant { every: false, domain, .. } | ExprKind::CountBy { domain, .. } => {
-            bounded.insert(domain.text.clone());
+            bounded.insert(domain.text.to_string());
         }
         ExprKind::Quant { every: true, domain, .. } => {
             let d = resolve(cx, domain);
@@ -270,7 +270,7 @@ fn vacuous(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic>) {
                 || matches!(d.kind, ExprKind::Domain(_));
             let things = matches!(cx.ty(domain), T::List(ref t) if matches!(**t, T::Rec(_)));
             if things && !literal {
-                quantified.push(domain.text.clone());
+                quantified.push(domain.text.to_string());
             }
         }
         _ => {}
@@ -303,7 +303,7 @@ fn entries_count(policy: &Policy, rule: &RuleDef, out: &mut Vec<PolicyDiagnostic
                 if matches!(**t, T::Rec(r) if policy.records[r as usize].identity.is_some()));
             let ordering = !matches!(cmp, Cmp::Eq | Cmp::Ne);
             if identity || (ordering && !positional) {
-                found.push(x.text.clone());
+                found.push(x.text.to_string());
             }
         }
     });
@@ -371,7 +371,7 @@ fn unnormalised(policy: &Policy, out: &mut Vec<PolicyDiagnostic>) {
                 if let Some(site) = site
                     && normalised.contains_key(&site)
                 {
-                    found.push((s.text.clone(), site));
+                    found.push((s.text.to_string(), site));
                 }
             }
         });
