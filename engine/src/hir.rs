@@ -1048,10 +1048,9 @@ impl TextsInPlace {
         TextsInPlace(TEXTS.with(|t| t.replace(Some(texts))))
     }
 
-    /// The texts put in place, the previous ones back.
-    fn take(mut self) -> Option<Texts> {
-        let previous = self.0.take();
-        TEXTS.with(|t| t.replace(previous))
+    /// The texts put in place; dropping `self` puts the previous ones back.
+    fn take(self) -> Option<Texts> {
+        TEXTS.with(|t| t.take())
     }
 }
 
