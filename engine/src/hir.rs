@@ -761,14 +761,99 @@ pub struct Regex(Arc<RegexCell>);
 #[derive(Debug)]
 struct RegexCell {
     source: Box<str>,
-    compiled: std::sync::OnceLock<Option<regex::Regex>>,
+    compiled: std::sync::OnceLock<Option<Matcher>>,
+}
+
+/// What a pattern is matched with. Lowering keeps the `regex::Regex` it
+/// checked the source with; a pattern read back is compiled by
+/// [`Lean::new`], which answers only "is there a match" and builds only
+/// what that needs.
+#[derive(Debug)]
+enum Matcher {
+    Full(regex::Regex),
+    Lean(Box<Lean>),
+}
+
+/// A pattern compiled for `is_match` alone: the forward NFA (built by one
+/// compiler per thread, so its tables for Unicode classes are allocated
+/// once per thread, not once per pattern), searched by a lazy DFA, or by the
+/// PikeVM where the lazy DFA gives up (a Unicode word boundary next to a
+/// non-ASCII byte). `regex::Regex` builds that NFA too, and also a reverse
+/// NFA, a one-pass DFA, a backtracker and the literal prefilters, which
+/// find where a match is; whether there is one is the same question for
+/// every engine, so the answers are the same (`regex_tests` compares them).
+/// The syntax and the size limit are `regex::Regex::new`'s.
+struct Lean {
+    dfa: Option<regex_automata::hybrid::dfa::DFA>,
+    pikevm: regex_automata::nfa::thompson::pikevm::PikeVM,
+    caches: regex_automata::util::pool::Pool<LeanCache, LeanCacheFn>,
+}
+
+type LeanCache =
+    (Option<regex_automata::hybrid::dfa::Cache>, Option<regex_automata::nfa::thompson::pikevm::Cache>);
+type LeanCacheFn = Box<dyn Fn() -> LeanCache + Send + Sync + std::panic::RefUnwindSafe + std::panic::UnwindSafe>;
+
+impl std::fmt::Debug for Lean {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lean").field("lazy_dfa", &self.dfa.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Lean {
+    fn new(source: &str) -> Option<Lean> {
+        use regex_automata::nfa::thompson;
+        use regex_automata::util::syntax;
+        thread_local! {
+            static COMPILER: thompson::Compiler = {
+                let mut c = thompson::Compiler::new();
+                // `regex::Regex::new`'s: UTF-8 empty matches, its NFA size
+                // limit, no shrinking of the forward NFA (a no-op forward);
+                // the whole match as the one group, which the PikeVM needs.
+                c.configure(
+                    thompson::Config::new()
+                        .utf8(true)
+                        .nfa_size_limit(Some(10 * (1 << 20)))
+                        .shrink(false)
+                        .which_captures(thompson::WhichCaptures::Implicit),
+                );
+                c
+            };
+        }
+        let hir = syntax::parse_with(source, &syntax::Config::new().utf8(true)).ok()?;
+        let nfa = COMPILER.with(|c| c.build_from_hir(&hir).ok())?;
+        let pikevm = thompson::pikevm::PikeVM::new_from_nfa(nfa.clone()).ok()?;
+        let dfa = regex_automata::hybrid::dfa::DFA::builder()
+            .configure(
+                regex_automata::hybrid::dfa::DFA::config()
+                    .unicode_word_boundary(true)
+                    .cache_capacity(2 * (1 << 20)),
+            )
+            .build_from_nfa(nfa)
+            .ok();
+        let for_caches = dfa.clone();
+        let make: LeanCacheFn = Box::new(move || (for_caches.as_ref().map(|d| d.create_cache()), None));
+        Some(Lean { dfa, pikevm, caches: regex_automata::util::pool::Pool::new(make) })
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        let input = regex_automata::Input::new(text).earliest(true);
+        let mut guard = self.caches.get();
+        let (dfa_cache, pike_cache) = &mut *guard;
+        if let (Some(dfa), Some(cache)) = (&self.dfa, dfa_cache.as_mut())
+            && let Ok(found) = dfa.try_search_fwd(cache, &input)
+        {
+            return found.is_some();
+        }
+        let cache = pike_cache.get_or_insert_with(|| self.pikevm.create_cache());
+        self.pikevm.search_slots(cache, &input, &mut []).is_some()
+    }
 }
 
 impl Regex {
     /// A pattern compiled already (lowering).
     pub fn compiled(re: regex::Regex) -> Regex {
         let source = re.as_str().into();
-        Regex(Arc::new(RegexCell { source, compiled: std::sync::OnceLock::from(Some(re)) }))
+        Regex(Arc::new(RegexCell { source, compiled: std::sync::OnceLock::from(Some(Matcher::Full(re))) }))
     }
 
     /// A pattern compiled when first matched. Every copy of one source read
@@ -796,7 +881,10 @@ impl Regex {
     /// (bytes changed since lowering accepted it): a match that cannot be
     /// established, never a silent false.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        self.0.compiled.get_or_init(|| regex::Regex::new(&self.0.source).ok()).as_ref().map(|re| re.is_match(text))
+        self.0.compiled.get_or_init(|| Lean::new(&self.0.source).map(|lean| Matcher::Lean(Box::new(lean)))).as_ref().map(|m| match m {
+            Matcher::Full(re) => re.is_match(text),
+            Matcher::Lean(lean) => lean.is_match(text),
+        })
     }
 }
 
@@ -1449,6 +1537,80 @@ mod regex_tests {
         assert_eq!(one.is_match("REGEX-TESTS-ONLY-B"), Some(true));
         assert_eq!(two.is_match("regex-tests-only-c"), Some(false));
         assert!(two.0.compiled.get().is_some(), "compiled by the first match, for both copies");
+    }
+
+    /// Haystacks for comparing the two engines: ASCII, case folding beyond
+    /// ASCII (the Kelvin sign, the long s, sharp s), the blank and
+    /// invisible characters `filled` refuses, combining marks, scripts,
+    /// line ends, and text next to a word boundary on either side.
+    const HAYSTACKS: &[&str] = &[
+        "", "a", "A", "abc", "ABC", "é", "É", "école", "ÉCOLE", "ß", "SS", "ſ", "s", "S", "K", "\u{212A}", "k",
+        "\u{200B}", "\u{3164}", "\u{FFA0}", "\u{2800}", "\u{115F}", "\u{1160}", "\u{00A0}", "\u{2028}", "\t",
+        " ", "\n", "a\nb", "\r\n", "\u{0}", "\u{7F}", "\u{FEFF}x", "e\u{301}", "日本語", "δ", "Δ", "😀", "x😀y",
+        "path/to/x", "/abs", "//host", "C:/", "c:\\", "a/b/", "a\\b", "http://h:80/", "http://h:8080?q", "https://h",
+        "$home", "%path%", "${x}", "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+        "00-00000000000000000000000000000000-0000000000000000-00", "0", "7", "10", "999", "1000", "012",
+        "- Knowledge map: revision 3, hash 0000000000000000000000000000000000000000000000000000000000000000",
+        "word", "wörd", "é word", "wordé", "_x_", "a-b", "a.b", "[x].y", "a:b:c", "a:b", "?#", "café au lait",
+    ];
+
+    /// The patterns the shipped library passes to `matches`, read from its
+    /// sources (where the pattern is one string literal closing the call).
+    fn library_patterns() -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, text) in crate::shipped::FILES {
+            for (at, _) in text.match_indices("matches(") {
+                let rest = &text[at..];
+                let Some(open) = rest.find(", \"") else { continue };
+                let lit = &rest[open + 2..];
+                let mut end = 1;
+                let bytes = lit.as_bytes();
+                while end < bytes.len() && bytes[end] != b'"' {
+                    end += if bytes[end] == b'\\' { 2 } else { 1 };
+                }
+                // The pattern is the call's last argument: the literal closes it.
+                if lit.as_bytes().get(end + 1) != Some(&b')') {
+                    continue;
+                }
+                if let Ok(p) = serde_json::from_str::<String>(&lit[..=end.min(bytes.len() - 1)]) {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn a_pattern_read_back_matches_exactly_what_regex_matches() {
+        let mut patterns = library_patterns();
+        assert!(patterns.len() >= 20, "the library's patterns were found: {patterns:?}");
+        patterns.extend(
+            [
+                "", "a", "(?i)k", "(?i)s", "(?i)ß", "(?i)école", "\\w+", "^\\w+$", "\\bword\\b", "\\Bx", "(?-u:\\b)w",
+                "\\d", "^\\s*$", ".", "^.$", "(?s)a.b", "(?m)^b$", "[^a-z]", "\\p{Greek}", "\\p{Lu}", "[[:alpha:]]+$",
+                "é|e\\x{301}", "^$", "x*", "😀", "(?i)^regex-tests-only-(a|b)$", "(?R)^b$", "(?U)a+?",
+            ]
+            .map(String::from),
+        );
+        let mut haystacks: Vec<String> = HAYSTACKS.iter().map(|h| (*h).to_owned()).collect();
+        haystacks.extend(patterns.iter().cloned());
+        for p in &patterns {
+            let full = regex::Regex::new(p).expect("the library's patterns compile");
+            let lean = Lean::new(p).unwrap_or_else(|| panic!("`{p}` compiles lean too"));
+            for h in &haystacks {
+                assert_eq!(lean.is_match(h), full.is_match(h), "`{p}` on {h:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_pattern_regex_refuses_is_refused_lean_too() {
+        for p in ["(unclosed", "[z-a]", "\\p{NoSuchClass}", "(?-u:\\xFF)", "a{2000}{2000}", "\\1"] {
+            assert!(regex::Regex::new(p).is_err(), "`{p}` is refused by regex");
+            assert!(Lean::new(p).is_none(), "`{p}` is refused lean");
+        }
     }
 
     #[test]
