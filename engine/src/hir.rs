@@ -789,8 +789,7 @@ struct Lean {
     caches: regex_automata::util::pool::Pool<LeanCache, LeanCacheFn>,
 }
 
-type LeanCache =
-    (Option<regex_automata::hybrid::dfa::Cache>, Option<regex_automata::nfa::thompson::pikevm::Cache>);
+type LeanCache = (Option<regex_automata::hybrid::dfa::Cache>, Option<regex_automata::nfa::thompson::pikevm::Cache>);
 type LeanCacheFn = Box<dyn Fn() -> LeanCache + Send + Sync + std::panic::RefUnwindSafe + std::panic::UnwindSafe>;
 
 impl std::fmt::Debug for Lean {
@@ -824,9 +823,7 @@ impl Lean {
         let pikevm = thompson::pikevm::PikeVM::new_from_nfa(nfa.clone()).ok()?;
         let dfa = regex_automata::hybrid::dfa::DFA::builder()
             .configure(
-                regex_automata::hybrid::dfa::DFA::config()
-                    .unicode_word_boundary(true)
-                    .cache_capacity(2 * (1 << 20)),
+                regex_automata::hybrid::dfa::DFA::config().unicode_word_boundary(true).cache_capacity(2 * (1 << 20)),
             )
             .build_from_nfa(nfa)
             .ok();
@@ -881,10 +878,14 @@ impl Regex {
     /// (bytes changed since lowering accepted it): a match that cannot be
     /// established, never a silent false.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        self.0.compiled.get_or_init(|| Lean::new(&self.0.source).map(|lean| Matcher::Lean(Box::new(lean)))).as_ref().map(|m| match m {
-            Matcher::Full(re) => re.is_match(text),
-            Matcher::Lean(lean) => lean.is_match(text),
-        })
+        self.0
+            .compiled
+            .get_or_init(|| Lean::new(&self.0.source).map(|lean| Matcher::Lean(Box::new(lean))))
+            .as_ref()
+            .map(|m| match m {
+                Matcher::Full(re) => re.is_match(text),
+                Matcher::Lean(lean) => lean.is_match(text),
+            })
     }
 }
 
@@ -1544,14 +1545,79 @@ mod regex_tests {
     /// invisible characters `filled` refuses, combining marks, scripts,
     /// line ends, and text next to a word boundary on either side.
     const HAYSTACKS: &[&str] = &[
-        "", "a", "A", "abc", "ABC", "é", "É", "école", "ÉCOLE", "ß", "SS", "ſ", "s", "S", "K", "\u{212A}", "k",
-        "\u{200B}", "\u{3164}", "\u{FFA0}", "\u{2800}", "\u{115F}", "\u{1160}", "\u{00A0}", "\u{2028}", "\t",
-        " ", "\n", "a\nb", "\r\n", "\u{0}", "\u{7F}", "\u{FEFF}x", "e\u{301}", "日本語", "δ", "Δ", "😀", "x😀y",
-        "path/to/x", "/abs", "//host", "C:/", "c:\\", "a/b/", "a\\b", "http://h:80/", "http://h:8080?q", "https://h",
-        "$home", "%path%", "${x}", "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
-        "00-00000000000000000000000000000000-0000000000000000-00", "0", "7", "10", "999", "1000", "012",
+        "",
+        "a",
+        "A",
+        "abc",
+        "ABC",
+        "é",
+        "É",
+        "école",
+        "ÉCOLE",
+        "ß",
+        "SS",
+        "ſ",
+        "s",
+        "S",
+        "K",
+        "\u{212A}",
+        "k",
+        "\u{200B}",
+        "\u{3164}",
+        "\u{FFA0}",
+        "\u{2800}",
+        "\u{115F}",
+        "\u{1160}",
+        "\u{00A0}",
+        "\u{2028}",
+        "\t",
+        " ",
+        "\n",
+        "a\nb",
+        "\r\n",
+        "\u{0}",
+        "\u{7F}",
+        "\u{FEFF}x",
+        "e\u{301}",
+        "日本語",
+        "δ",
+        "Δ",
+        "😀",
+        "x😀y",
+        "path/to/x",
+        "/abs",
+        "//host",
+        "C:/",
+        "c:\\",
+        "a/b/",
+        "a\\b",
+        "http://h:80/",
+        "http://h:8080?q",
+        "https://h",
+        "$home",
+        "%path%",
+        "${x}",
+        "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+        "00-00000000000000000000000000000000-0000000000000000-00",
+        "0",
+        "7",
+        "10",
+        "999",
+        "1000",
+        "012",
         "- Knowledge map: revision 3, hash 0000000000000000000000000000000000000000000000000000000000000000",
-        "word", "wörd", "é word", "wordé", "_x_", "a-b", "a.b", "[x].y", "a:b:c", "a:b", "?#", "café au lait",
+        "word",
+        "wörd",
+        "é word",
+        "wordé",
+        "_x_",
+        "a-b",
+        "a.b",
+        "[x].y",
+        "a:b:c",
+        "a:b",
+        "?#",
+        "café au lait",
     ];
 
     /// The patterns the shipped library passes to `matches`, read from its
@@ -1588,9 +1654,34 @@ mod regex_tests {
         assert!(patterns.len() >= 20, "the library's patterns were found: {patterns:?}");
         patterns.extend(
             [
-                "", "a", "(?i)k", "(?i)s", "(?i)ß", "(?i)école", "\\w+", "^\\w+$", "\\bword\\b", "\\Bx", "(?-u:\\b)w",
-                "\\d", "^\\s*$", ".", "^.$", "(?s)a.b", "(?m)^b$", "[^a-z]", "\\p{Greek}", "\\p{Lu}", "[[:alpha:]]+$",
-                "é|e\\x{301}", "^$", "x*", "😀", "(?i)^regex-tests-only-(a|b)$", "(?R)^b$", "(?U)a+?",
+                "",
+                "a",
+                "(?i)k",
+                "(?i)s",
+                "(?i)ß",
+                "(?i)école",
+                "\\w+",
+                "^\\w+$",
+                "\\bword\\b",
+                "\\Bx",
+                "(?-u:\\b)w",
+                "\\d",
+                "^\\s*$",
+                ".",
+                "^.$",
+                "(?s)a.b",
+                "(?m)^b$",
+                "[^a-z]",
+                "\\p{Greek}",
+                "\\p{Lu}",
+                "[[:alpha:]]+$",
+                "é|e\\x{301}",
+                "^$",
+                "x*",
+                "😀",
+                "(?i)^regex-tests-only-(a|b)$",
+                "(?R)^b$",
+                "(?U)a+?",
             ]
             .map(String::from),
         );
