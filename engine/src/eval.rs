@@ -1757,9 +1757,8 @@ impl<'a> Evaluator<'a> {
         let key = (calls.subject.0, calls.subject.1, call.func);
         {
             let memo = calls.memo.0.borrow();
-            if let Some(hit) = memo
-                .get(&key)
-                .and_then(|m| m.iter().find(|m| m.args.iter().zip(&args).all(|(a, b)| identical(a, b))))
+            if let Some(hit) =
+                memo.get(&key).and_then(|m| m.iter().find(|m| m.args.iter().zip(&args).all(|(a, b)| identical(a, b))))
                 && !self.exhausted
                 && hit.steps <= self.fuel
             {
