@@ -472,6 +472,7 @@ pub fn run_wanting(
         params,
         now_read: Default::default(),
         passes: (!passes_built).then_some(&counted),
+        memo: Default::default(),
     };
     // The structural PASS findings counted, before the rules that read the
     // findings so far (`holds` reads no PASS).

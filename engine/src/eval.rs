@@ -1,7 +1,7 @@
 //! Evaluates lowered rules over conformed documents, in three-valued logic:
 //! an absent value makes what depends on it unknown, never true.
 
-use foldhash::HashSet;
+use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
 use grail_lang::ast::Span;
@@ -33,6 +33,58 @@ pub struct Roots<'a> {
     /// explanations and tests). A PASS is never what a later rule's `holds`
     /// reads, so counting it changes no other outcome.
     pub passes: Option<&'a std::cell::Cell<usize>>,
+    /// The results of policy functions computed so far for these documents,
+    /// which every rule evaluated over them reuses (see [`Memo`]).
+    pub memo: Memo,
+}
+
+/// Per document set, the results of the calls of policy functions (see
+/// [`CallHead`]): per judged document and function, the arguments of up to
+/// [`MEMO_PER_FUNCTION`] calls and what evaluating the body gave: its value
+/// (origins included), the steps it took and whether it read `now()`. A hit
+/// takes the same steps and reads `now()` as the evaluation did, so the
+/// limits and the report's time are as without it; when it is not within
+/// the rule's steps left the body is evaluated. Explaining (values read are
+/// recorded) never uses it.
+#[derive(Default)]
+pub struct Memo(std::cell::RefCell<HashMap<MemoKey, Vec<Memoised>>>);
+
+/// The judged kind, the judged document's index among the subjects of the
+/// kind, and the function.
+type MemoKey = (DocKindId, usize, (u32, u32));
+
+struct Memoised {
+    args: Vec<Val>,
+    value: Val,
+    steps: u64,
+    now_read: bool,
+}
+
+/// The distinct argument lists kept per function and document: a function
+/// called in a quantifier with a new argument per element is evaluated, not
+/// looked up in a long list.
+pub const MEMO_PER_FUNCTION: usize = 16;
+
+/// What an evaluator memoises in: the rule's calls and the judged document.
+#[derive(Clone, Copy)]
+pub struct Calls<'a> {
+    pub heads: &'a [CallHead],
+    pub memo: &'a Memo,
+    pub subject: (DocKindId, usize),
+}
+
+/// Whether two values are the same value from the same place: a shared
+/// list or record is compared by address first.
+fn identical(a: &Val, b: &Val) -> bool {
+    if a.origin != b.origin {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (ValKind::List(x), ValKind::List(y)) if Arc::ptr_eq(x, y) => true,
+        (ValKind::Record(r, x), ValKind::Record(q, y)) if r == q && Arc::ptr_eq(x, y) => true,
+        (ValKind::Map(x), ValKind::Map(y)) | (ValKind::Pairs(x), ValKind::Pairs(y)) if Arc::ptr_eq(x, y) => true,
+        _ => a.kind == b.kind,
+    }
 }
 
 /// A named parameter of the invocation, which `param("name")` reads: the
@@ -130,7 +182,7 @@ pub fn evaluate_rule_within(
             .map(|all| all.iter().map(|(n, v)| (n.as_str(), v)).collect())
             .unwrap_or_default(),
     };
-    for (name, subject) in subjects {
+    for (index, (name, subject)) in subjects.into_iter().enumerate() {
         let mut single: Vec<Option<Val>> = roots.single.to_vec();
         single[judged as usize] = Some(subject.clone());
         let mut ev = Evaluator {
@@ -147,6 +199,11 @@ pub fn evaluate_rule_within(
             now_read: false,
             given: roots.given,
             params: roots.params,
+            calls: (!trace && !rule.calls.is_empty()).then_some(Calls {
+                heads: &rule.calls,
+                memo: &roots.memo,
+                subject: (judged, index),
+            }),
         };
         let root_span = subject.origin.document_span();
         let mut walk = Walk {
@@ -630,6 +687,8 @@ pub struct Evaluator<'a> {
     pub given: &'a [Given],
     /// The named parameters of the invocation (see [`Roots::params`]).
     pub params: &'a [Param],
+    /// Where function results are memoised; `None` evaluates every call.
+    pub calls: Option<Calls<'a>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -1663,6 +1722,11 @@ impl<'a> Evaluator<'a> {
                 Val::computed(V::List(Arc::new(out)))
             }
             ExprKind::Let { slot, value, body } => {
+                if let Some(calls) = self.calls
+                    && let Ok(at) = calls.heads.binary_search_by_key(slot, |c| c.slot)
+                {
+                    return self.call(calls, calls.heads[at], e);
+                }
                 let v = self.eval(value);
                 if let Some(s) = self.env.get_mut(*slot as usize) {
                     *s = v;
@@ -1670,6 +1734,51 @@ impl<'a> Evaluator<'a> {
                 self.eval(body)
             }
         }
+    }
+
+    /// A memoised call (see [`Memo`]), `head` its first `Let`, whose step
+    /// is taken: the arguments evaluated and bound as the lets would, then
+    /// the result the same arguments gave before, else the body's.
+    fn call(&mut self, calls: Calls<'_>, call: CallHead, head: &Expr) -> Val {
+        let mut e = head;
+        let mut args = Vec::with_capacity(call.args as usize);
+        for i in 0..call.args {
+            let ExprKind::Let { slot, value, body } = &e.kind else { break };
+            if i > 0 && !self.spend(1) {
+                return Val::unknown();
+            }
+            let v = self.eval(value);
+            if let Some(s) = self.env.get_mut(*slot as usize) {
+                *s = v.clone();
+            }
+            args.push(v);
+            e = body;
+        }
+        let key = (calls.subject.0, calls.subject.1, call.func);
+        {
+            let memo = calls.memo.0.borrow();
+            if let Some(hit) =
+                memo.get(&key).and_then(|m| m.iter().find(|m| m.args.iter().zip(&args).all(|(a, b)| identical(a, b))))
+                && !self.exhausted
+                && hit.steps <= self.fuel
+            {
+                self.fuel -= hit.steps;
+                self.now_read |= hit.now_read;
+                return hit.value.clone();
+            }
+        }
+        let (fuel, now_read) = (self.fuel, std::mem::replace(&mut self.now_read, false));
+        let value = self.eval(e);
+        let read = self.now_read;
+        self.now_read |= now_read;
+        if !self.exhausted {
+            let mut memo = calls.memo.0.borrow_mut();
+            let kept = memo.entry(key).or_default();
+            if kept.len() < MEMO_PER_FUNCTION {
+                kept.push(Memoised { args, value: value.clone(), steps: fuel - self.fuel, now_read: read });
+            }
+        }
+        value
     }
 }
 

@@ -1281,6 +1281,23 @@ pub struct RuleDef {
     pub at_by_position: bool,
     pub slots: u32,
     pub loc: Loc,
+    /// The expanded calls of policy functions whose result is memoised per
+    /// document (see [`CallHead`]), ordered by slot.
+    #[serde(default)]
+    pub calls: Vec<CallHead>,
+}
+
+/// An expanded call of a policy function with arguments whose body reads
+/// nothing but its arguments and the documents (no `holds`, no `failure`):
+/// the `Let` of its first argument's slot heads a chain of `args` lets, the
+/// function's body last. Its result, for one document and equal arguments,
+/// is the same in every rule (`eval::Memo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallHead {
+    pub slot: Slot,
+    /// The function: its file and its index among the file's items.
+    pub func: (u32, u32),
+    pub args: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

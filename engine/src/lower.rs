@@ -1310,6 +1310,8 @@ struct RuleLowerer<'a> {
     /// Quantifier variables of the rule's own `require`, for its message.
     witnesses: Vec<(String, Slot, Ty)>,
     record_witnesses: bool,
+    /// The calls expanded whose results are memoised (see [`CallHead`]).
+    calls: Vec<CallHead>,
 }
 
 impl<'a> RuleLowerer<'a> {
@@ -1329,6 +1331,7 @@ impl<'a> RuleLowerer<'a> {
             reported_depth: false,
             witnesses: Vec::new(),
             record_witnesses: false,
+            calls: Vec::new(),
         }
     }
 
@@ -1407,6 +1410,11 @@ impl<'a> RuleLowerer<'a> {
             at_by_position,
             slots: self.slots,
             loc: Loc { file: self.file, span: r.id.span },
+            calls: {
+                let mut calls = self.calls;
+                calls.sort_by_key(|c| c.slot);
+                calls
+            },
         };
         (rule, self.after)
     }
@@ -2517,7 +2525,15 @@ impl<'a> RuleLowerer<'a> {
         }
         self.expanding.push(f.name.text.clone());
         let outer_file = std::mem::replace(&mut self.file, file);
+        let after = self.after.len();
         let (mut body, ty) = self.expr(&f.body);
+        // A body that reads the findings of other rules (`holds`, `failure`)
+        // can differ from rule to rule: never memoised.
+        if let Some(&slot) = slots.first()
+            && self.after.len() == after
+        {
+            self.calls.push(CallHead { slot, func: (file, index as u32), args: slots.len() as u32 });
+        }
         self.file = outer_file;
         self.expanding.pop();
         self.scope = outer;

@@ -55,6 +55,7 @@ fn answer(policy: &Policy, run: &Run, trace: bool) -> Vec<(Decision, Vec<Read>)>
             now_read: false,
             given: &run.given,
             params: &run.params,
+            calls: None,
         };
         tuples(q, 0, &mut ev, &mut Vec::new(), &mut out);
     }

@@ -62,6 +62,7 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
             now_read: false,
             given: &run.given,
             params: &run.params,
+            calls: None,
         };
         let mut rows = Vec::new();
         walk(t, 0, &mut ev, &mut rows);

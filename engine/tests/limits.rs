@@ -148,6 +148,7 @@ fn pairwise(items: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
         params: &[],
         now_read: Default::default(),
         passes: None,
+        memo: Default::default(),
     };
     let steps = evaluate_rule_within(policy, rule, &roots, &[], false, &mut out, budget);
     (steps, out)

@@ -170,6 +170,7 @@ impl Cx<'_> {
             now_read: false,
             given: &run.given,
             params: &run.params,
+            calls: None,
         };
         let mut search = Search { rule, target, bound: Vec::new(), root_span, found: None };
         search.clauses(&mut ev, 0);
