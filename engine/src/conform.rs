@@ -391,7 +391,7 @@ fn describe(node: &Node) -> String {
     }
 }
 
-impl Cx<'_, '_> {
+impl<'a> Cx<'a, '_> {
     fn fail(&mut self, check: usize, subject: &str, message: String, span: Span) {
         let f = structural(self.checks[check], subject, message, self.doc, span);
         self.findings.push(f);
@@ -619,7 +619,6 @@ impl Cx<'_, '_> {
             if self.is_forbidden(&e.key) {
                 continue;
             }
-            let here = join(path, &e.key);
             let key = match key_ty {
                 Ty::Enum(en) => match self.policy.enums[*en as usize].variants.iter().position(|v| *v == e.key) {
                     Some(v) => self.located(ValKind::Enum(*en, v as u32), e.key_span),
@@ -631,14 +630,14 @@ impl Cx<'_, '_> {
                         if let Some(near) = did_you_mean(&e.key, d.variants.iter().map(String::as_str)) {
                             message = format!("unknown key `{}` in `{path}`; did you mean `{near}`?", e.key);
                         }
-                        self.fail(CHECK_UNKNOWN_KEY, &here, message, e.key_span);
+                        self.fail(CHECK_UNKNOWN_KEY, &join(path, &e.key), message, e.key_span);
                         continue;
                     }
                 },
                 Ty::Id if !is_identifier(&e.key) => {
                     let message =
                         format!("the key `{}` in `{path}` must be {}", e.key.escape_debug(), self.ty_name(key_ty));
-                    self.fail(CHECK_TYPE, &here, message, e.key_span);
+                    self.fail(CHECK_TYPE, &join(path, &e.key), message, e.key_span);
                     continue;
                 }
                 Ty::Id => self.located(ValKind::Id(e.key.as_str().into()), e.key_span),
@@ -657,6 +656,17 @@ impl Cx<'_, '_> {
             } else {
                 false
             };
+            // A well-typed scalar with no bound to check needs no path written out.
+            if field.is_none_or(|f| !f.is_ref && f.bounds.is_empty())
+                && let Some(val) = self.scalar(&e.value, value_ty, field)
+            {
+                if pushed {
+                    self.keys.pop();
+                }
+                out.push((key, val));
+                continue;
+            }
+            let here = join(path, &e.key);
             let val = match field {
                 // `map K -> ref T`: each value names a file, read as the field's values are.
                 Some(f) if f.is_ref => {
@@ -959,10 +969,12 @@ impl Cx<'_, '_> {
     }
 
     /// The matrix row for the nearest enclosing key of the matrix's enumeration.
-    fn cell(&self, matrix: MatrixId, column: usize) -> Option<Val> {
-        let m = &self.policy.matrices[matrix as usize];
+    /// Borrowed from the policy: a bound is compared, not copied, per value checked.
+    fn cell(&self, matrix: MatrixId, column: usize) -> Option<&'a Val> {
+        let policy: &'a Policy = self.policy;
+        let m = &policy.matrices[matrix as usize];
         let (_, v) = self.keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;
-        m.cells.get(*v as usize)?.get(column).cloned()
+        m.cells.get(*v as usize)?.get(column)
     }
 
     /// The value of a key left out: its default `d`. `below` is the key, as
@@ -972,7 +984,7 @@ impl Cx<'_, '_> {
         match d {
             DefaultDef::Value(v) => v.clone(),
             DefaultDef::Empty(_) => missing(),
-            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or_else(missing),
+            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).cloned().unwrap_or_else(missing),
         }
     }
 
@@ -994,7 +1006,7 @@ impl Cx<'_, '_> {
         }
         for b in &field.bounds {
             let Some(bound) = self.cell(b.matrix, b.column) else { continue };
-            let Some(ok) = tight_enough(val, &bound, b.kind) else { continue };
+            let Some(ok) = tight_enough(val, bound, b.kind) else { continue };
             let span = val.origin.document_span().map(|(_, s)| s);
             // The rule's id is copied once per document, not once per value checked.
             if !self.bound_subjects.contains_key(b.rule.as_str()) {
