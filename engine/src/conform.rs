@@ -163,28 +163,31 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     let value = cx.value(root, &Ty::Record(def.record), None, "");
 
     // A pass for every structural rule that found nothing.
-    let mut rules: Vec<(String, Loc)> = Vec::new();
+    // The rule ids are borrowed from the policy and the findings, not copied.
+    let mut rules: Vec<(&str, Loc)> = Vec::new();
     for c in checks.iter().take(CHECK_MISSING_KEY + 1).flatten() {
-        rules.push((c.rule.clone(), c.loc));
+        rules.push((&c.rule, c.loc));
     }
     for f in cx.forbids.values() {
-        rules.push((f.rule.clone(), f.loc));
+        rules.push((&f.rule, f.loc));
     }
     let records = reachable(policy, def.record);
     for r in records.iter().skip(1).map(|r| &policy.records[*r as usize]) {
-        rules.extend(r.checks.iter().flatten().map(|c| (c.rule.clone(), c.loc)));
+        rules.extend(r.checks.iter().flatten().map(|c| (c.rule.as_str(), c.loc)));
     }
     for r in records.iter().map(|r| &policy.records[*r as usize]) {
-        rules.extend(r.fields.iter().filter_map(|f| f.invalid.as_ref()).map(|c| (c.rule.clone(), c.loc)));
+        rules.extend(r.fields.iter().filter_map(|f| f.invalid.as_ref()).map(|c| (c.rule.as_str(), c.loc)));
     }
-    let failed: HashSet<String> = cx.findings.iter().map(|f| f.rule.clone()).collect();
-    let mut seen = HashSet::new();
-    let mut findings = cx.findings;
+    let mut findings = std::mem::take(&mut cx.findings);
+    let failed: HashSet<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut passes = Vec::new();
     for (rule, loc) in rules {
-        if !failed.contains(&rule) && seen.insert(rule.clone()) {
-            findings.push(pass(&rule, "document", loc, None));
+        if !failed.contains(rule) && seen.insert(rule) {
+            passes.push(pass(rule, "document", loc, None));
         }
     }
+    findings.append(&mut passes);
     // Bounds and uniqueness: a pass per subject checked, or not applicable.
     for r in records.iter().map(|r| &policy.records[*r as usize]) {
         for f in &r.fields {
@@ -197,7 +200,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
                 checks.push((&u.rule, u.loc, cx.unique_subjects.get(&u.rule).unwrap_or(&empty)));
             }
             for (rule, loc, subjects) in checks {
-                if !seen.insert(rule.to_string()) {
+                if !seen.insert(rule) {
                     continue;
                 }
                 if subjects.is_empty() {
@@ -350,6 +353,28 @@ pub(crate) fn join(path: &str, key: &str) -> String {
     joined
 }
 
+/// `a.b[2]` from `a.b` and 2.
+fn indexed(path: &str, i: usize) -> String {
+    // Built by hand, as [`join`] is: `format!` costs several times as much.
+    let mut out = String::with_capacity(path.len() + 2 + 20);
+    out.push_str(path);
+    out.push('[');
+    let mut digits = [0u8; 20];
+    let mut n = i;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push(']');
+    out
+}
+
 fn describe(node: &Node) -> String {
     match &node.kind {
         NodeKind::Null => "null".into(),
@@ -366,7 +391,7 @@ fn describe(node: &Node) -> String {
     }
 }
 
-impl Cx<'_, '_> {
+impl<'a> Cx<'a, '_> {
     fn fail(&mut self, check: usize, subject: &str, message: String, span: Span) {
         let f = structural(self.checks[check], subject, message, self.doc, span);
         self.findings.push(f);
@@ -506,7 +531,7 @@ impl Cx<'_, '_> {
                     // The path is written out only for what needs it (an error, a record).
                     let v = match self.scalar(item, elem, field) {
                         Some(v) => v,
-                        None => self.value(item, elem, field, &format!("{path}[{i}]")),
+                        None => self.value(item, elem, field, &indexed(path, i)),
                     };
                     vals.push(v);
                 }
@@ -594,7 +619,6 @@ impl Cx<'_, '_> {
             if self.is_forbidden(&e.key) {
                 continue;
             }
-            let here = join(path, &e.key);
             let key = match key_ty {
                 Ty::Enum(en) => match self.policy.enums[*en as usize].variants.iter().position(|v| *v == e.key) {
                     Some(v) => self.located(ValKind::Enum(*en, v as u32), e.key_span),
@@ -606,14 +630,14 @@ impl Cx<'_, '_> {
                         if let Some(near) = did_you_mean(&e.key, d.variants.iter().map(String::as_str)) {
                             message = format!("unknown key `{}` in `{path}`; did you mean `{near}`?", e.key);
                         }
-                        self.fail(CHECK_UNKNOWN_KEY, &here, message, e.key_span);
+                        self.fail(CHECK_UNKNOWN_KEY, &join(path, &e.key), message, e.key_span);
                         continue;
                     }
                 },
                 Ty::Id if !is_identifier(&e.key) => {
                     let message =
                         format!("the key `{}` in `{path}` must be {}", e.key.escape_debug(), self.ty_name(key_ty));
-                    self.fail(CHECK_TYPE, &here, message, e.key_span);
+                    self.fail(CHECK_TYPE, &join(path, &e.key), message, e.key_span);
                     continue;
                 }
                 Ty::Id => self.located(ValKind::Id(e.key.as_str().into()), e.key_span),
@@ -632,6 +656,17 @@ impl Cx<'_, '_> {
             } else {
                 false
             };
+            // A well-typed scalar with no bound to check needs no path written out.
+            if field.is_none_or(|f| !f.is_ref && f.bounds.is_empty())
+                && let Some(val) = self.scalar(&e.value, value_ty, field)
+            {
+                if pushed {
+                    self.keys.pop();
+                }
+                out.push((key, val));
+                continue;
+            }
+            let here = join(path, &e.key);
             let val = match field {
                 // `map K -> ref T`: each value names a file, read as the field's values are.
                 Some(f) if f.is_ref => {
@@ -934,10 +969,12 @@ impl Cx<'_, '_> {
     }
 
     /// The matrix row for the nearest enclosing key of the matrix's enumeration.
-    fn cell(&self, matrix: MatrixId, column: usize) -> Option<Val> {
-        let m = &self.policy.matrices[matrix as usize];
+    /// Borrowed from the policy: a bound is compared, not copied, per value checked.
+    fn cell(&self, matrix: MatrixId, column: usize) -> Option<&'a Val> {
+        let policy: &'a Policy = self.policy;
+        let m = &policy.matrices[matrix as usize];
         let (_, v) = self.keys.iter().rev().find(|(e, _)| *e == m.key_enum)?;
-        m.cells.get(*v as usize)?.get(column).cloned()
+        m.cells.get(*v as usize)?.get(column)
     }
 
     /// The value of a key left out: its default `d`. `below` is the key, as
@@ -947,7 +984,7 @@ impl Cx<'_, '_> {
         match d {
             DefaultDef::Value(v) => v.clone(),
             DefaultDef::Empty(_) => missing(),
-            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).unwrap_or_else(missing),
+            DefaultDef::Column { matrix, column, .. } => self.cell(*matrix, *column).cloned().unwrap_or_else(missing),
         }
     }
 
@@ -955,7 +992,9 @@ impl Cx<'_, '_> {
     /// suffix: `key` alone, or below the keys of a left-out value being
     /// read as empty (which has no node of its own).
     fn below(&self, key: &str) -> Box<str> {
-        let mut out = self.synthesized.clone();
+        // Sized for the key unquoted, so that the common case allocates once.
+        let mut out = String::with_capacity(self.synthesized.len() + 1 + key.len());
+        out.push_str(&self.synthesized);
         crate::keypath::push_key(&mut out, key);
         out.into()
     }
@@ -967,9 +1006,13 @@ impl Cx<'_, '_> {
         }
         for b in &field.bounds {
             let Some(bound) = self.cell(b.matrix, b.column) else { continue };
-            let Some(ok) = tight_enough(val, &bound, b.kind) else { continue };
+            let Some(ok) = tight_enough(val, bound, b.kind) else { continue };
             let span = val.origin.document_span().map(|(_, s)| s);
-            let entry = self.bound_subjects.entry(b.rule.clone()).or_default();
+            // The rule's id is copied once per document, not once per value checked.
+            if !self.bound_subjects.contains_key(b.rule.as_str()) {
+                self.bound_subjects.insert(b.rule.clone(), HashMap::new());
+            }
+            let Some(entry) = self.bound_subjects.get_mut(b.rule.as_str()) else { continue };
             if ok {
                 entry.insert(path.into(), (Outcome::Pass, span));
                 continue;

@@ -63,7 +63,8 @@ fn finish(mut path: String, root: &str) -> String {
 /// of the innermost one that holds it. Entries of lists of records with an
 /// identity are named by it when `by_identity`.
 pub fn locate(policy: &Policy, root: &Node, ty: Option<&Ty>, span: Span, by_identity: bool) -> String {
-    let mut out = String::new();
+    // Room for a usual path, so that it is not grown key by key.
+    let mut out = String::with_capacity(64);
     let (mut node, mut ty) = (root, ty);
     let holds = |outer: Span| outer.start <= span.start && span.end <= outer.end;
     loop {
