@@ -2,7 +2,8 @@
 #   docker build -t grail .
 #   docker run --rm -v "$PWD:/work" grail check guardrails/org.yaml
 FROM rust:1.89-alpine AS build
-RUN apk add --no-cache musl-dev
+# make: jemalloc (the allocator) builds with it.
+RUN apk add --no-cache musl-dev make
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked --bin grail && strip target/release/grail

@@ -4,6 +4,14 @@
 //! This is the only place that picks an output format or exits the process.
 
 use std::io::Write as _;
+
+/// jemalloc rather than the platform's allocator: a check allocates many
+/// small values and frees them per document, which glibc's and musl's
+/// allocators make about a quarter of the instructions (BENCHMARKS.md,
+/// "The allocator").
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use std::process::ExitCode;
 
 use camino::Utf8PathBuf;
