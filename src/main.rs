@@ -4,6 +4,10 @@
 //! This is the only place that picks an output format or exits the process.
 
 use std::io::Write as _;
+use std::process::ExitCode;
+
+use camino::Utf8PathBuf;
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// jemalloc rather than the platform's allocator: a check allocates many
 /// small values and frees them per document, which glibc's and musl's
@@ -12,10 +16,6 @@ use std::io::Write as _;
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-use std::process::ExitCode;
-
-use camino::Utf8PathBuf;
-use clap::{Parser, Subcommand, ValueEnum};
 
 mod analyze;
 mod authorize;

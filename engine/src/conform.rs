@@ -353,25 +353,11 @@ pub(crate) fn join(path: &str, key: &str) -> String {
     joined
 }
 
-/// `a.b[2]` from `a.b` and 2.
+/// `a.b[2]` from `a.b` and 2: the path allocated once, not through `format!`.
 fn indexed(path: &str, i: usize) -> String {
-    // Built by hand, as [`join`] is: `format!` costs several times as much.
-    let mut out = String::with_capacity(path.len() + 2 + 20);
+    let mut out = String::with_capacity(path.len() + 8);
     out.push_str(path);
-    out.push('[');
-    let mut digits = [0u8; 20];
-    let mut n = i;
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
-    out.push(']');
+    crate::keypath::push_index(&mut out, i);
     out
 }
 
