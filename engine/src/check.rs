@@ -3,7 +3,6 @@
 //! then every rule evaluated, in the order `holds` requires.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 use grail_lang::ast::Span;
 
@@ -57,20 +56,13 @@ pub fn is_markdown(path: &str) -> bool {
 pub fn references(policy: &Policy, input: &Input<'_>) -> Vec<String> {
     let Some((kind, node)) = parse(policy, 0, input).ok().flatten() else { return Vec::new() };
     // Conform asks for a file only at a key that names a `ref` field (a
-    // defaulted field names none): a document with no such key names no file,
-    // and is not conformed a second time to find that out.
+    // defaulted field names none): a document with no such key names no file.
     if !names_any(&node, policy.derived.ref_keys(policy)) {
         return Vec::new();
     }
-    let asked = RefCell::new(Vec::new());
-    let resolve = |path: &str| {
-        asked.borrow_mut().push(path.to_string());
-        Resolved::Refused("not read".into())
-    };
-    let none = Checks::default();
-    conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve, partial: false });
+    // The paths conform would ask a resolver for, found without conforming.
+    let mut paths = crate::conform::references(policy, kind, &node);
     // Each path once, however many fields name it, in the order first named.
-    let mut paths = asked.into_inner();
     let mut seen = std::collections::HashSet::new();
     paths.retain(|p| seen.insert(p.clone()));
     paths
@@ -870,9 +862,97 @@ pub fn path_leaves_folder(path: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
 
     fn tree(json: &str) -> Node {
         document::load(json, Format::Json, &Limits::default()).expect("the test's JSON is well formed")
+    }
+
+    /// The paths conform asks a resolver that reads nothing for: what
+    /// [`references`] stands for.
+    fn references_by_conform(policy: &Policy, input: &Input<'_>) -> Vec<String> {
+        let Some((kind, node)) = parse(policy, 0, input).ok().flatten() else { return Vec::new() };
+        let asked = RefCell::new(Vec::new());
+        let resolve = |path: &str| {
+            asked.borrow_mut().push(path.to_string());
+            Resolved::Refused("not read".into())
+        };
+        let none = Checks::default();
+        conform(policy, kind, 0, &node, &Env { overrides: &none, resolve: &resolve, partial: false });
+        asked.into_inner()
+    }
+
+    /// The shipped library, lowered from its files.
+    fn library() -> Policy {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/guardrails");
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the library's folder")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "grail"))
+            .collect();
+        paths.sort();
+        let parsed: Vec<_> =
+            paths.iter().map(|p| grail_lang::parse(&std::fs::read_to_string(p).expect("a library file"))).collect();
+        let files: Vec<_> = parsed.iter().map(|p| &p.file).collect();
+        crate::lower::lower(&files).policy
+    }
+
+    /// Every JSON and YAML document under the given folders of the repository.
+    fn repository_documents() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut pending: Vec<_> = ["examples", "tests", "policies"].iter().map(|dir| root.join(dir)).collect();
+        let mut files = Vec::new();
+        while let Some(dir) = pending.pop() {
+            let Ok(listing) = std::fs::read_dir(&dir) else { continue };
+            for entry in listing.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml"))
+                    && let Ok(text) = std::fs::read_to_string(&path)
+                {
+                    files.push((path.display().to_string(), text));
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// The walk that finds the files a document names asks for the paths
+    /// conform asks for, in the same order, on every document of the
+    /// repository and on hand-written ones that reach each turn of the
+    /// descent (a rest map, a duplicate key, a map of references, an
+    /// inline record, `or one`), under the shipped library.
+    #[test]
+    fn references_are_the_paths_conform_asks_for() {
+        let policy = library();
+        let mut files = repository_documents();
+        assert!(files.len() > 100, "only {} documents found", files.len());
+        for text in [
+            r#"{"history": "h.json", "plan": "p.md", "plan_versions": {"a": "a.md", "b": ["x"], "a": "c.md"}}"#,
+            r#"{"history": {"kind": "history"}, "plan": "p.md", "plan": "q.md", "plan_versions": "v.md"}"#,
+            r#"{"probe_evidence": "t.json", "probe_evidence": "u.json", "other": {"probe_evidence": "v.json"}}"#,
+            r#"{"probe_evidence": ["t.json"], "package_path": "pkg.tgz", "ref": "r.txt", "*": {"ref": "s"}}"#,
+        ] {
+            files.push(("made.json".into(), text.into()));
+        }
+        let mut named = 0;
+        for (path, text) in &files {
+            let format = if path.ends_with(".json") { Format::Json } else { Format::Yaml };
+            let loaded = document::load(text, format, &Limits::default());
+            let input = Input { path, text, loaded: Some(&loaded), given: None, markdown: false };
+            let by_conform = references_by_conform(&policy, &input);
+            let mut once = by_conform.clone();
+            let mut seen = std::collections::HashSet::new();
+            once.retain(|p| seen.insert(p.clone()));
+            assert_eq!(references(&policy, &input), once, "{path}");
+            let Some((kind, node)) = parse(&policy, 0, &input).ok().flatten() else { continue };
+            assert_eq!(crate::conform::references(&policy, kind, &node), by_conform, "{path}");
+            named += usize::from(!by_conform.is_empty());
+        }
+        assert!(named > 20, "only {named} documents name a file");
     }
 
     /// A `ref` field's key is found however deep it is, under lists and

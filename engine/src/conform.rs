@@ -4,8 +4,6 @@
 //! the structural findings (syntax, duplicate and unknown keys, types,
 //! forbidden keys, bounds, uniqueness), each under the rule id the policy gave it.
 
-use std::collections::BTreeMap;
-
 // Keyed by what documents say: a hash seeded per process, and cheaper than SipHash.
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use std::sync::Arc;
@@ -153,7 +151,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
         keys: Vec::new(),
         bound_subjects: HashMap::new(),
         unique_subjects: HashMap::new(),
-        forbids: forbids(policy),
+        shape: shape(policy),
         walked: HashSet::new(),
         attached: HashMap::new(),
         files: HashMap::new(),
@@ -168,10 +166,10 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     for c in checks.iter().take(CHECK_MISSING_KEY + 1).flatten() {
         rules.push((&c.rule, c.loc));
     }
-    for f in cx.forbids.values() {
+    for f in cx.shape.forbids(policy) {
         rules.push((&f.rule, f.loc));
     }
-    let records = reachable(policy, def.record);
+    let records = &cx.shape.reachable[kind as usize];
     for r in records.iter().skip(1).map(|r| &policy.records[*r as usize]) {
         rules.extend(r.checks.iter().flatten().map(|c| (c.rule.as_str(), c.loc)));
     }
@@ -229,16 +227,85 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     (value, findings)
 }
 
-/// The forbidden keys of every document kind, by key: a key forbidden
-/// `anywhere` is refused in every document the policy reads, of any kind,
-/// and in every file a document's `ref` field names. The first declaration of
-/// a key names its rule; the order is the policy's, so findings are stable.
-fn forbids(policy: &Policy) -> BTreeMap<&str, &ForbidDef> {
-    let mut out = BTreeMap::new();
-    for f in policy.documents.iter().flat_map(|d| &d.forbids) {
-        out.entry(f.key.as_str()).or_insert(f);
+/// What conforming needs of a policy besides the document, computed once
+/// per policy and kept in it (`Derived::conform`): not once per document, as
+/// every document of a `--each` run is conformed against the same policy.
+pub(crate) struct Shape {
+    /// The forbidden keys of every document kind, sorted by key, each as the
+    /// document kind and index of its first declaration (see [`Shape::forbid`]).
+    forbids: Vec<(u32, u32)>,
+    /// Bit `n % 64` set for each length `n` of a forbidden key: most keys
+    /// of a document are refused by their length alone.
+    forbid_lengths: u64,
+    /// Per document kind, the records its values can hold, its own first.
+    reachable: Vec<Vec<RecordId>>,
+    /// Per record, whether a value of it can hold a `ref` field, at any depth.
+    refs: Vec<bool>,
+}
+
+impl Shape {
+    fn of(policy: &Policy) -> Shape {
+        // A key forbidden `anywhere` is refused in every document the policy
+        // reads, of any kind, and in every file a document's `ref` field
+        // names. The first declaration of a key names its rule.
+        let mut forbids: Vec<(u32, u32)> = Vec::new();
+        for (d, doc) in policy.documents.iter().enumerate() {
+            for (i, f) in doc.forbids.iter().enumerate() {
+                let known = forbids.iter().any(|&(e, j)| policy.documents[e as usize].forbids[j as usize].key == f.key);
+                if !known {
+                    forbids.push((d as u32, i as u32));
+                }
+            }
+        }
+        let key = |&(d, i): &(u32, u32)| policy.documents[d as usize].forbids[i as usize].key.as_str();
+        forbids.sort_by(|a, b| key(a).cmp(key(b)));
+        let forbid_lengths = forbids.iter().fold(0u64, |m, f| m | 1 << (key(f).len() % 64));
+        let reachable = policy.documents.iter().map(|d| reachable(policy, d.record)).collect();
+        // A record holds a `ref` field if one of its fields is one, or holds
+        // a record that does: settled by passes until nothing changes (the
+        // records may refer to each other in a cycle).
+        let mut refs = vec![false; policy.records.len()];
+        loop {
+            let mut changed = false;
+            for (r, def) in policy.records.iter().enumerate() {
+                if !refs[r] && def.fields.iter().any(|f| f.is_ref || ty_refs(&refs, &f.ty)) {
+                    refs[r] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Shape { forbids, forbid_lengths, reachable, refs }
     }
-    out
+
+    /// The forbidden keys, in the order of their keys.
+    fn forbids<'p>(&self, policy: &'p Policy) -> impl Iterator<Item = &'p ForbidDef> {
+        self.forbids.iter().map(|&(d, i)| &policy.documents[d as usize].forbids[i as usize])
+    }
+
+    /// The declaration that forbids `key`, if one does.
+    fn forbid<'p>(&self, policy: &'p Policy, key: &str) -> Option<&'p ForbidDef> {
+        if self.forbid_lengths & (1 << (key.len() % 64)) == 0 {
+            return None;
+        }
+        self.forbids(policy).find(|f| f.key == key)
+    }
+}
+
+/// Whether a value of `ty` can hold a `ref` field (`refs`: per record).
+fn ty_refs(refs: &[bool], ty: &Ty) -> bool {
+    match ty {
+        Ty::Record(r) => refs.get(*r as usize).copied().unwrap_or(false),
+        Ty::List(t) | Ty::Map(_, t) => ty_refs(refs, t),
+        _ => false,
+    }
+}
+
+/// The policy's [`Shape`], computed on first use.
+fn shape(policy: &Policy) -> &Shape {
+    policy.derived.conform.get_or_init(|| Shape::of(policy))
 }
 
 /// The records a document kind's values can hold, its own first.
@@ -258,6 +325,163 @@ fn reachable(policy: &Policy, root: RecordId) -> Vec<RecordId> {
     let mut out = Vec::new();
     walk(policy, &Ty::Record(root), &mut out);
     out
+}
+
+/// The paths a document's `ref` fields name, in the order [`conform`] asks
+/// its resolver for them (each as often as it asks), without conforming it:
+/// the same descent through the schema, with no values built and no
+/// findings, and none into a value whose type holds no `ref` field.
+/// Files named in the files it names are not followed (the resolver that
+/// reads nothing, which this stands for, refuses them).
+// INVARIANT: follows `Cx::record`, `Cx::map`, `Cx::value` and
+// `Cx::reference` step for step wherever they can reach `reference`; the
+// unit tests compare the two on every document of the repository.
+pub fn references(policy: &Policy, kind: DocKindId, root: &Node) -> Vec<String> {
+    let mut walk = Refs { policy, shape: shape(policy), out: Vec::new() };
+    if let Some(def) = policy.documents.get(kind as usize) {
+        walk.value(root, &Ty::Record(def.record), None);
+    }
+    walk.out
+}
+
+struct Refs<'a> {
+    policy: &'a Policy,
+    shape: &'a Shape,
+    out: Vec<String>,
+}
+
+impl Refs<'_> {
+    fn value(&mut self, node: &Node, ty: &Ty, field: Option<&FieldDef>) {
+        // A `ref` field's own type may hold no record (`map K -> ref string`).
+        if !field.is_some_and(|f| f.is_ref) && !ty_refs(&self.shape.refs, ty) {
+            return;
+        }
+        match (ty, &node.kind) {
+            (Ty::Record(r), NodeKind::Map(entries)) => self.record(*r, entries),
+            (Ty::List(elem), NodeKind::List(items)) => {
+                for item in items {
+                    self.value(item, elem, field);
+                }
+            }
+            (Ty::Map(k, v), NodeKind::Map(entries)) => self.map(k, v, entries, field),
+            (Ty::List(elem), _) if field.is_some_and(|f| f.one) && !matches!(node.kind, NodeKind::Null) => {
+                self.value(node, elem, field)
+            }
+            _ => {}
+        }
+    }
+
+    /// `ty` is the type the field's path names (a map's value type for `map K -> ref T`).
+    fn reference(&mut self, node: &Node, ty: &Ty, field: &FieldDef) {
+        match &node.kind {
+            NodeKind::Str(target) => self.out.push(target.clone()),
+            _ => self.value(node, ty, Some(field)),
+        }
+    }
+
+    fn record(&mut self, r: RecordId, entries: &[crate::document::Entry]) {
+        let def = &self.policy.records[r as usize];
+        let duplicated = duplicated(entries, false);
+        let rest = def.field("*").filter(|&fi| matches!(def.fields[fi].ty, Ty::Map(..)));
+        let mut others: Vec<&crate::document::Entry> = Vec::new();
+        let mut rest_set = false;
+        for (i, e) in entries.iter().enumerate() {
+            if self.shape.forbid(self.policy, &e.key).is_some() {
+                continue;
+            }
+            let Some(fi) = def.field(&e.key) else {
+                if let Some(Ty::Map(_, value_ty)) = rest.map(|ri| &def.fields[ri].ty)
+                    && (!matches!(**value_ty, Ty::Record(_)) || matches!(e.value.kind, NodeKind::Map(_)))
+                {
+                    others.push(e);
+                }
+                continue;
+            };
+            rest_set |= Some(fi) == rest;
+            let field = &def.fields[fi];
+            if duplicated.contains(&i) || (field.nullable && matches!(e.value.kind, NodeKind::Null)) {
+                continue;
+            }
+            if field.is_ref {
+                self.reference(&e.value, &field.ty, field);
+            } else {
+                self.value(&e.value, &field.ty, Some(field));
+            }
+        }
+        if let Some(ri) = rest
+            && !others.is_empty()
+            && !rest_set
+            && let Ty::Map(key_ty, value_ty) = &def.fields[ri].ty
+        {
+            let others: Vec<crate::document::Entry> = others.into_iter().cloned().collect();
+            self.map(key_ty, value_ty, &others, Some(&def.fields[ri]));
+        }
+    }
+
+    fn map(&mut self, key_ty: &Ty, value_ty: &Ty, entries: &[crate::document::Entry], field: Option<&FieldDef>) {
+        if !field.is_some_and(|f| f.is_ref) && !ty_refs(&self.shape.refs, value_ty) {
+            return;
+        }
+        let duplicated = duplicated(entries, *key_ty == Ty::Id);
+        let mut keys: Vec<Val> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            if self.shape.forbid(self.policy, &e.key).is_some() {
+                continue;
+            }
+            let located = |kind| Val::new(kind, Origin::Document { doc: 0, span: e.key_span });
+            let key = match key_ty {
+                Ty::Enum(en) => match self.policy.enums[*en as usize].variants.iter().position(|v| *v == e.key) {
+                    Some(v) => located(ValKind::Enum(*en, v as u32)),
+                    None => continue,
+                },
+                Ty::Id if !is_identifier(&e.key) => continue,
+                Ty::Id => located(ValKind::Id(e.key.as_str().into())),
+                _ => located(ValKind::Str(e.key.as_str().into())),
+            };
+            if duplicated.contains(&i) {
+                keys.push(key);
+                continue;
+            }
+            if keys.iter().any(|k| k.same(&key) == Some(true)) {
+                continue;
+            }
+            keys.push(key);
+            match field {
+                Some(f) if f.is_ref => self.reference(&e.value, value_ty, f),
+                _ => self.value(&e.value, value_ty, field),
+            }
+        }
+    }
+}
+
+/// The indices of the entries whose key appears earlier or later too, as
+/// [`Cx::duplicates`] finds them, without reporting them.
+fn duplicated(entries: &[crate::document::Entry], nocase: bool) -> HashSet<usize> {
+    let same = |a: &str, b: &str| if nocase { same_identifier(a, b) } else { a == b };
+    let mut dup = HashSet::new();
+    if entries.len() <= 16 {
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(j) = entries[..i].iter().position(|f| same(&f.key, &e.key)) {
+                dup.insert(i);
+                dup.insert(j);
+            }
+        }
+        return dup;
+    }
+    let mut first: HashMap<IdKey<'_>, usize> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        let key = if nocase { IdKey::Id(&e.key) } else { IdKey::Str(&e.key) };
+        match first.get(&key) {
+            Some(&j) => {
+                dup.insert(i);
+                dup.insert(j);
+            }
+            None => {
+                first.insert(key, i);
+            }
+        }
+    }
+    dup
 }
 
 fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> Finding {
@@ -295,8 +519,8 @@ struct Cx<'a, 'r> {
     /// Per bound rule, each subject checked and its outcome.
     bound_subjects: HashMap<String, Subjects>,
     unique_subjects: HashMap<String, Subjects>,
-    /// Every forbidden key of the policy (see [`forbids`]).
-    forbids: BTreeMap<&'a str, &'a ForbidDef>,
+    /// Every forbidden key of the policy, and the rest of its [`Shape`].
+    shape: &'a Shape,
     /// The attached files already searched for forbidden keys (a file named twice is searched once).
     walked: HashSet<u32>,
     /// Attached files already read, by file, type and enclosing keys: a file
@@ -431,14 +655,14 @@ impl<'a> Cx<'a, '_> {
     /// Reports every forbidden key, wherever it is. The path is kept as
     /// segments and written out only for a key that is reported.
     fn forbidden<'n>(&mut self, node: &'n Node, path: &mut Vec<Segment<'n>>) {
-        if self.forbids.is_empty() {
+        if self.shape.forbids.is_empty() {
             return;
         }
         match &node.kind {
             NodeKind::Map(entries) => {
                 for e in entries {
                     path.push(Segment::Key(&e.key));
-                    if let Some(f) = self.forbids.get(e.key.as_str()).copied() {
+                    if let Some(f) = self.shape.forbid(self.policy, &e.key) {
                         let here = render_path(path);
                         self.findings.push(Finding {
                             rule: f.rule.clone(),
@@ -469,7 +693,7 @@ impl<'a> Cx<'a, '_> {
     }
 
     fn is_forbidden(&self, key: &str) -> bool {
-        self.forbids.contains_key(key)
+        self.shape.forbid(self.policy, key).is_some()
     }
 
     /// `field` is the field being read, for its integer minimum, default and bounds.

@@ -55,6 +55,8 @@ pub struct Derived {
     pub(crate) defaults: std::sync::Mutex<Vec<((DocKindId, u32), crate::value::Val)>>,
     /// The names of the `ref` fields of every record, each once.
     pub(crate) ref_keys: std::sync::OnceLock<Vec<String>>,
+    /// What conforming a document needs of the policy (forbidden keys, reachable records).
+    pub(crate) conform: std::sync::OnceLock<crate::conform::Shape>,
 }
 
 impl Derived {
