@@ -473,6 +473,8 @@ pub fn run_wanting(
         findings.retain(|f| f.outcome != Outcome::Pass);
         counted.set(before - findings.len());
     }
+    // One buffer for every rule's findings, moved into `findings` after each.
+    let mut out = Vec::new();
     for rule in &policy.rules {
         // A rule that judges a kind whose every document was refused as untrusted
         // cannot establish anything: missing evidence, never a pass and never silence.
@@ -494,9 +496,8 @@ pub fn run_wanting(
             });
             continue;
         }
-        let mut out = Vec::new();
         evaluate_rule(policy, rule, &roots, &findings, trace, &mut out);
-        findings.extend(out);
+        findings.append(&mut out);
     }
     // Sorted by position, rule, subject (stable); each position computed
     // once, and indices moved rather than findings.

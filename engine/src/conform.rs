@@ -241,6 +241,9 @@ pub(crate) struct Shape {
     reachable: Vec<Vec<RecordId>>,
     /// Per record, whether a value of it can hold a `ref` field, at any depth.
     refs: Vec<bool>,
+    /// Per record, the [`signature`] of each field's name, in order: a key
+    /// is compared with the names whose signature is its own.
+    names: Vec<Vec<u64>>,
 }
 
 impl Shape {
@@ -277,7 +280,15 @@ impl Shape {
                 break;
             }
         }
-        Shape { forbids, forbid_lengths, reachable, refs }
+        let names = policy.records.iter().map(|r| r.fields.iter().map(|f| signature(&f.name)).collect()).collect();
+        Shape { forbids, forbid_lengths, reachable, refs, names }
+    }
+
+    /// The index of record `r`'s field named `key` (the first, as [`RecordDef::field`] finds it).
+    fn field(&self, r: RecordId, def: &RecordDef, key: &str) -> Option<usize> {
+        let Some(names) = self.names.get(r as usize) else { return def.field(key) };
+        let sig = signature(key);
+        names.iter().enumerate().find(|&(i, n)| *n == sig && def.fields[i].name == key).map(|(i, _)| i)
     }
 
     /// The forbidden keys, in the order of their keys.
@@ -292,6 +303,14 @@ impl Shape {
         }
         self.forbids(policy).find(|f| f.key == key)
     }
+}
+
+/// A name's length and its first and last bytes, in one word: two names
+/// that differ in one of them are not compared byte by byte.
+fn signature(name: &str) -> u64 {
+    let b = name.as_bytes();
+    let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
+    (b.len() as u64) << 16 | u64::from(first) << 8 | u64::from(last)
 }
 
 /// Whether a value of `ty` can hold a `ref` field (`refs`: per record).
@@ -389,7 +408,7 @@ impl Refs<'_> {
             if self.shape.forbid(self.policy, &e.key).is_some() {
                 continue;
             }
-            let Some(fi) = def.field(&e.key) else {
+            let Some(fi) = self.shape.field(r, def, &e.key) else {
                 if let Some(Ty::Map(_, value_ty)) = rest.map(|ri| &def.fields[ri].ty)
                     && (!matches!(**value_ty, Ty::Record(_)) || matches!(e.value.kind, NodeKind::Map(_)))
                 {
@@ -990,7 +1009,7 @@ impl<'a> Cx<'a, '_> {
             if self.is_forbidden(&e.key) {
                 continue;
             }
-            let Some(fi) = def.field(&e.key) else {
+            let Some(fi) = self.shape.field(r, def, &e.key) else {
                 if let Some(Ty::Map(_, value_ty)) = rest.map(|ri| &def.fields[ri].ty)
                     && (!matches!(**value_ty, Ty::Record(_)) || matches!(e.value.kind, NodeKind::Map(_)))
                 {

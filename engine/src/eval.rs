@@ -183,11 +183,21 @@ pub fn evaluate_rule_within(
             .unwrap_or_default(),
     };
     for (index, (name, subject)) in subjects.into_iter().enumerate() {
-        let mut single: Vec<Option<Val>> = roots.single.to_vec();
-        single[judged as usize] = Some(subject.clone());
+        // The documents as the roots hold them, unless the judged one is not
+        // the one they hold for its kind (one of several): then a copy with it.
+        let own: Vec<Option<Val>>;
+        let single: &[Option<Val>] = match roots.single.get(judged as usize) {
+            Some(Some(held)) if identical(held, subject) => roots.single,
+            _ => {
+                let mut copy = roots.single.to_vec();
+                copy[judged as usize] = Some(subject.clone());
+                own = copy;
+                &own
+            }
+        };
         let mut ev = Evaluator {
             policy,
-            single: &single,
+            single,
             all: roots.all,
             layers: roots.layers,
             prior,
@@ -454,7 +464,9 @@ impl Walk<'_, '_> {
                     } else {
                         ("[", "]")
                     };
-                    let mut segment = String::from(open);
+                    // Room for the common label, so that writing it does not grow the string.
+                    let mut segment = String::with_capacity(32);
+                    segment.push_str(open);
                     match (name, pattern) {
                         (Some(name), _) => segment.push_str(&name),
                         (None, PatternDef::Entry(..)) => push_label(&mut segment, &values[0], n, ev.policy),
@@ -993,7 +1005,9 @@ impl<'a> Evaluator<'a> {
     }
 
     pub(crate) fn render(&mut self, t: &Template) -> String {
-        let mut out = String::new();
+        // Room for the texts and a short value per hole: most messages are written without growing.
+        let room = t.parts.iter().map(|p| if let TemplatePart::Text(s) = p { s.len() } else { 24 }).sum();
+        let mut out = String::with_capacity(room);
         for part in &t.parts {
             match part {
                 TemplatePart::Text(s) => out.push_str(s),
@@ -2109,4 +2123,143 @@ pub fn relative_path(p: &str, base: &str) -> Option<String> {
     }
     let prefix = if base.ends_with('/') { base } else { format!("{base}/") };
     p.strip_prefix(&prefix).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{self, Format, Limits};
+
+    /// A policy of one document kind (`items`, `a`, `b`: strings) and `rules`,
+    /// with a function of one argument that takes a few steps.
+    fn policy(rules: &str) -> Policy {
+        let source = format!(
+            r#"
+document Doc as doc where kind == "doc" {{
+  on syntax rule doc.syntax
+  on duplicate_key rule doc.duplicate_key
+  on unknown_key rule doc.unknown_key
+  on type rule doc.type
+  kind: string
+  a?: string
+  b?: string
+  items?: list string default []
+}}
+fn long(s) = s != "" and s != "-" and s != "--" and s != "---"
+{rules}
+"#
+        );
+        let parsed = grail_lang::parse(&source);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        let lowered = crate::lower::lower(&[&parsed.file]);
+        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+        lowered.policy
+    }
+
+    /// The conformed document of `json`.
+    fn document(policy: &Policy, json: &str) -> Val {
+        let node = document::load(json, Format::Json, &Limits::default()).expect("the test's JSON is well formed");
+        let none = Checks::default();
+        let never = |_: &str| crate::conform::Resolved::Refused("not read".into());
+        let env = crate::conform::Env { overrides: &none, resolve: &never, partial: false };
+        crate::conform::conform(policy, 0, 0, &node, &env).0
+    }
+
+    /// Evaluates `rule` over `doc` with `memo`: its outcomes and the steps it took.
+    fn evaluate(policy: &Policy, rule: &str, doc: &Val, memo: Memo, trace: bool) -> (Vec<Outcome>, u64, Memo) {
+        let single = [Some(doc.clone())];
+        let all = [vec![("doc.json".to_string(), doc.clone())]];
+        let roots = Roots {
+            single: &single,
+            all: &all,
+            layers: &[],
+            now: None,
+            given: &[],
+            params: &[],
+            now_read: Default::default(),
+            passes: None,
+            memo,
+        };
+        let rule = policy.rules.iter().find(|r| r.id == rule).expect("the rule");
+        let mut out = Vec::new();
+        let steps = evaluate_rule_within(policy, rule, &roots, &[], trace, &mut out, MAX_STEPS_PER_RULE);
+        (out.iter().map(|f| f.outcome).collect(), steps, roots.memo)
+    }
+
+    /// The argument lists kept for the one memoised function.
+    fn kept(memo: &Memo) -> usize {
+        memo.0.borrow().values().map(Vec::len).sum()
+    }
+
+    /// A second rule calling the function with the same argument takes the
+    /// value the first computed (here replaced, to tell), and spends the
+    /// steps the evaluation took, so its steps are those of no memo at all.
+    #[test]
+    fn a_hit_reuses_the_value_and_spends_the_recorded_steps() {
+        let p = policy(
+            "rule r.first\n  require long(doc.a)\n    else fail \"short\"\n\
+             rule r.second\n  require long(doc.a)\n    else fail \"short\"\n",
+        );
+        let doc = document(&p, r#"{"kind": "doc", "a": "abcd"}"#);
+        let (_, alone, _) = evaluate(&p, "r.second", &doc, Memo::default(), false);
+        let (first, _, memo) = evaluate(&p, "r.first", &doc, Memo::default(), false);
+        assert_eq!(first, [Outcome::Pass]);
+        assert_eq!(kept(&memo), 1);
+        let (second, steps, memo) = evaluate(&p, "r.second", &doc, memo, false);
+        assert_eq!(second, [Outcome::Pass]);
+        assert_eq!(steps, alone, "a hit spends the steps the evaluation took");
+        assert_eq!(kept(&memo), 1, "a hit keeps nothing more");
+        // The value kept is the value given: made false, the second rule fails.
+        for kept in memo.0.borrow_mut().values_mut().flatten() {
+            kept.value = Val::bool(false);
+        }
+        let (second, steps, _) = evaluate(&p, "r.second", &doc, memo, false);
+        assert_eq!(second, [Outcome::Fail]);
+        assert_eq!(steps, alone);
+    }
+
+    /// A function called with a new argument per element keeps the first
+    /// [`MEMO_PER_FUNCTION`] argument lists, and evaluates the rest.
+    #[test]
+    fn at_most_sixteen_argument_lists_are_kept() {
+        let p = policy("rule r.each\n  for i in doc.items\n  require long(i)\n    else fail \"short\"\n");
+        let items: Vec<String> = (0..20).map(|i| format!("\"{}\"", "-".repeat(i))).collect();
+        let doc = document(&p, &format!(r#"{{"kind": "doc", "items": [{}]}}"#, items.join(", ")));
+        let (outcomes, steps, memo) = evaluate(&p, "r.each", &doc, Memo::default(), false);
+        assert_eq!(kept(&memo), MEMO_PER_FUNCTION);
+        let fails = outcomes.iter().filter(|o| **o == Outcome::Fail).count();
+        assert_eq!((outcomes.len(), fails), (20, 4), "\"\" to \"---\" are short");
+        // Again over the same memo: the same outcomes, steps, and nothing more kept.
+        let (again, again_steps, memo) = evaluate(&p, "r.each", &doc, memo, false);
+        assert_eq!((again, again_steps), (outcomes, steps));
+        assert_eq!(kept(&memo), MEMO_PER_FUNCTION);
+    }
+
+    /// Arguments equal in value but read from different places are
+    /// different arguments: a result keeps its arguments' origins.
+    #[test]
+    fn equal_values_of_different_origins_are_different_arguments() {
+        let p = policy("rule r.both\n  require long(doc.a) and long(doc.b) and long(doc.a)\n    else fail \"short\"\n");
+        let doc = document(&p, r#"{"kind": "doc", "a": "same", "b": "same"}"#);
+        let (outcomes, _, memo) = evaluate(&p, "r.both", &doc, Memo::default(), false);
+        assert_eq!(outcomes, [Outcome::Pass]);
+        assert_eq!(kept(&memo), 2, "`doc.a` twice is one argument list, `doc.b` another");
+    }
+
+    /// Explaining records the values each step reads: it never takes a
+    /// result from the memo, nor keeps one.
+    #[test]
+    fn explaining_bypasses_the_memo() {
+        let p = policy("rule r.first\n  require long(doc.a) and long(doc.a)\n    else fail \"short\"\n");
+        let doc = document(&p, r#"{"kind": "doc", "a": "abcd"}"#);
+        let (_, _, memo) = evaluate(&p, "r.first", &doc, Memo::default(), true);
+        assert_eq!(kept(&memo), 0);
+        let (_, _, memo) = evaluate(&p, "r.first", &doc, Memo::default(), false);
+        assert_eq!(kept(&memo), 1);
+        for kept in memo.0.borrow_mut().values_mut().flatten() {
+            kept.value = Val::bool(false);
+        }
+        let (outcomes, _, _) = evaluate(&p, "r.first", &doc, memo, true);
+        assert_eq!(outcomes, [Outcome::Pass], "the value kept is not read while explaining");
+    }
 }

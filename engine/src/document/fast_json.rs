@@ -19,7 +19,14 @@ const MAX_DEPTH: usize = 128;
 /// order mark, if any); spans are offsets into the whole of `text`. Returns `None`
 /// when the reader is not sure it would produce what the general path produces.
 pub(super) fn read(text: &str, start: usize, max_depth: usize) -> Option<Node> {
-    let mut reader = Reader { text, bytes: text.as_bytes(), at: start, max_depth: max_depth.min(MAX_DEPTH) };
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        at: start,
+        max_depth: max_depth.min(MAX_DEPTH),
+        items: Vec::new(),
+        entries: Vec::new(),
+    };
     reader.skip_whitespace();
     let node = reader.value(0)?;
     reader.skip_whitespace();
@@ -32,6 +39,12 @@ struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
     max_depth: usize,
+    /// The items of the arrays being read, innermost last: each array's
+    /// are moved out at its end into a list of their exact number, so no
+    /// list is grown one item at a time.
+    items: Vec<Node>,
+    /// The same for the entries of the objects being read.
+    entries: Vec<Entry>,
 }
 
 impl Reader<'_> {
@@ -80,14 +93,15 @@ impl Reader<'_> {
             return None;
         }
         self.at += 1;
-        let mut items = Vec::new();
         self.skip_whitespace();
         if self.peek()? == b']' {
             self.at += 1;
-            return Some(NodeKind::List(items));
+            return Some(NodeKind::List(Vec::new()));
         }
+        let first = self.items.len();
         loop {
-            items.push(self.value(depth + 1)?);
+            let item = self.value(depth + 1)?;
+            self.items.push(item);
             self.skip_whitespace();
             match self.peek()? {
                 b',' => {
@@ -96,7 +110,7 @@ impl Reader<'_> {
                 }
                 b']' => {
                     self.at += 1;
-                    return Some(NodeKind::List(items));
+                    return Some(NodeKind::List(self.items.drain(first..).collect()));
                 }
                 _ => return None,
             }
@@ -108,12 +122,12 @@ impl Reader<'_> {
             return None;
         }
         self.at += 1;
-        let mut entries = Vec::new();
         self.skip_whitespace();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Some(NodeKind::Map(entries));
+            return Some(NodeKind::Map(Vec::new()));
         }
+        let first = self.entries.len();
         loop {
             if self.peek()? != b'"' {
                 return None;
@@ -129,7 +143,7 @@ impl Reader<'_> {
             self.skip_whitespace();
             let value = self.value(depth + 1)?;
             // Duplicate keys are kept in order, as the general path does.
-            entries.push(Entry { key, key_span, value });
+            self.entries.push(Entry { key, key_span, value });
             self.skip_whitespace();
             match self.peek()? {
                 b',' => {
@@ -138,7 +152,7 @@ impl Reader<'_> {
                 }
                 b'}' => {
                     self.at += 1;
-                    return Some(NodeKind::Map(entries));
+                    return Some(NodeKind::Map(self.entries.drain(first..).collect()));
                 }
                 _ => return None,
             }
@@ -151,6 +165,14 @@ impl Reader<'_> {
     fn string(&mut self) -> Option<String> {
         let start = self.at + 1;
         let mut at = start;
+        // Eight bytes at a time past those that need no look: not a quote,
+        // a backslash or a control character.
+        while let Some(word) = self.bytes.get(at..at + 8) {
+            if special(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+                break;
+            }
+            at += 8;
+        }
         // Most strings have no escape: find the end and copy them once.
         loop {
             match *self.bytes.get(at)? {
@@ -274,6 +296,20 @@ impl Reader<'_> {
     }
 }
 
+/// Whether one of the eight bytes of `word` is a quote, a backslash or
+/// below 0x20 (a control character). Exact for each byte: the sums of a
+/// byte's low seven bits cannot carry into the next byte.
+fn special(word: u64) -> bool {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| !(((x & LOW7) + LOW7) | x | LOW7);
+    let quote = zero(word ^ 0x2222_2222_2222_2222);
+    let backslash = zero(word ^ 0x5c5c_5c5c_5c5c_5c5c);
+    // Below 0x20: the high bit clear, and bits 5 and 6 clear too.
+    let control = !word & HIGH & !((word & LOW7) + 0x6060_6060_6060_6060);
+    (quote | backslash | control) != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Limits, load_json, load_json_generally};
@@ -332,6 +368,22 @@ mod tests {
         }
         files.sort();
         files
+    }
+
+    /// The word test says what a look at each byte says, for every byte
+    /// value at every position, beside bytes that need a look and bytes that do not.
+    #[test]
+    fn a_word_needs_a_look_exactly_when_one_of_its_bytes_does() {
+        let needs = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        for fill in [b'a', 0x7f, 0x80, 0xff, b' ', b'"', 0x1f] {
+            for position in 0..8 {
+                for b in 0..=255u8 {
+                    let mut word = [fill; 8];
+                    word[position] = b;
+                    assert_eq!(special(u64::from_le_bytes(word)), word.iter().any(|&x| needs(x)), "{word:?}");
+                }
+            }
+        }
     }
 
     #[test]
