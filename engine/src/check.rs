@@ -473,8 +473,10 @@ pub fn run_wanting(
         findings.retain(|f| f.outcome != Outcome::Pass);
         counted.set(before - findings.len());
     }
-    // One buffer for every rule's findings, moved into `findings` after each.
+    // One buffer for every rule's findings, moved into `findings` after
+    // each; room for a finding or two per rule, so that it is rarely grown.
     let mut out = Vec::new();
+    findings.reserve(policy.rules.len() * 2);
     for rule in &policy.rules {
         // A rule that judges a kind whose every document was refused as untrusted
         // cannot establish anything: missing evidence, never a pass and never silence.
@@ -508,7 +510,9 @@ pub fn run_wanting(
     order.sort_unstable();
     let order: Vec<usize> = order.into_iter().map(|(.., i)| i).collect();
     let mut slots: Vec<Option<Finding>> = findings.into_iter().map(Some).collect();
-    let mut findings: Vec<Finding> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    // Collected into room for all of them: a `filter_map` gives no size to collect into.
+    let mut findings: Vec<Finding> = Vec::with_capacity(slots.len());
+    findings.extend(order.into_iter().filter_map(|i| slots[i].take()));
     if findings.iter().any(|f| f.outcome != Outcome::Pass) {
         place(policy, &parsed, attachments, &mut findings);
     }

@@ -1205,6 +1205,22 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Matrix(m) => Val::computed(V::Matrix(*m)),
             ExprKind::Domain(en) => Val::computed(V::Domain(*en)),
+            // A field of a bound variable (`r.work_class`): read in place,
+            // with the step the variable's evaluation takes, not through a copy of the record.
+            ExprKind::Field(base, i) if matches!(base.kind, ExprKind::Var(_)) => {
+                let ExprKind::Var(s) = base.kind else { return Val::unknown() };
+                if !self.spend(1) {
+                    return Val::unknown();
+                }
+                match self.env.get(s as usize) {
+                    Some(b) => match &b.kind {
+                        V::Record(_, fields) => fields.get(*i).cloned().unwrap_or_else(Val::unknown),
+                        _ if b.is_absent() => b.clone(),
+                        _ => Val::unknown(),
+                    },
+                    None => Val::unknown(),
+                }
+            }
             ExprKind::Field(base, i) => {
                 let b = self.eval(base);
                 match &b.kind {
@@ -1287,10 +1303,19 @@ impl<'a> Evaluator<'a> {
                 })
             }
             ExprKind::Compare(cmp, a, b) => {
-                let (x, y) = (self.eval(a), self.eval(b));
+                let x = self.eval(a);
+                // A literal is compared where the policy holds it, with the step its evaluation takes.
+                let owned;
+                let y = match &b.kind {
+                    ExprKind::Lit(lit) if self.spend(1) => lit,
+                    _ => {
+                        owned = self.eval(b);
+                        &owned
+                    }
+                };
                 match cmp {
-                    Cmp::Eq => x.same(&y).map_or_else(Val::unknown, Val::bool),
-                    Cmp::Ne => x.same(&y).map_or_else(Val::unknown, |s| Val::bool(!s)),
+                    Cmp::Eq => x.same(y).map_or_else(Val::unknown, Val::bool),
+                    Cmp::Ne => x.same(y).map_or_else(Val::unknown, |s| Val::bool(!s)),
                     // An absence is decided: it is neither less nor more than anything.
                     _ if x.is_known_absent() || y.is_known_absent() => Val::bool(false),
                     // Null is decided: it is neither less nor more than anything.
@@ -1299,7 +1324,7 @@ impl<'a> Evaluator<'a> {
                     {
                         Val::bool(false)
                     }
-                    _ => match order(&x, &y) {
+                    _ => match order(&x, y) {
                         None => Val::unknown(),
                         Some(o) => Val::bool(match cmp {
                             Cmp::Lt => o.is_lt(),
