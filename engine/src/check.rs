@@ -231,7 +231,9 @@ pub fn run_wanting(
     records_asked: bool,
     passes_built: bool,
 ) -> Run {
-    let mut findings = Vec::new();
+    // Room for the structural findings and a finding or two per rule: a
+    // document's findings are rarely moved to a larger buffer.
+    let mut findings = Vec::with_capacity(policy.rules.len() * 2 + 64);
     let kinds = policy.documents.len();
     let mut markdown_inputs = records_asked;
     // Every input with a kind: (input index, kind, tree).
@@ -473,10 +475,8 @@ pub fn run_wanting(
         findings.retain(|f| f.outcome != Outcome::Pass);
         counted.set(before - findings.len());
     }
-    // One buffer for every rule's findings, moved into `findings` after
-    // each; room for a finding or two per rule, so that it is rarely grown.
+    // One buffer for every rule's findings, moved into `findings` after each.
     let mut out = Vec::new();
-    findings.reserve(policy.rules.len() * 2);
     for rule in &policy.rules {
         // A rule that judges a kind whose every document was refused as untrusted
         // cannot establish anything: missing evidence, never a pass and never silence.

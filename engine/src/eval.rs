@@ -219,7 +219,7 @@ pub fn evaluate_rule_within(
         let mut walk = Walk {
             rule,
             out,
-            subject: Vec::new(),
+            subject: Segments::default(),
             bound: Vec::new(),
             anchors: Vec::new(),
             absent: None,
@@ -294,7 +294,7 @@ struct Walk<'r, 'o> {
     rule: &'r RuleDef,
     out: &'o mut Vec<Finding>,
     /// Subject path segments: `verification_topology`, `.C3`, `[reviewer-a]`.
-    subject: Vec<String>,
+    subject: Segments,
     /// Where each value bound by a `for` is, outermost first (`None`: not in a document).
     bound: Vec<Option<(u32, Span)>>,
     /// Beside `bound`, for an entry of a map that the document does not
@@ -319,9 +319,47 @@ struct Walk<'r, 'o> {
     passes: Option<&'o std::cell::Cell<usize>>,
 }
 
+/// A finding's subject being written, segment by segment, in one string:
+/// a segment per element of a `for` is written over the last one, never
+/// allocated on its own.
+#[derive(Default)]
+struct Segments {
+    text: String,
+    /// Where each segment starts in `text`.
+    starts: Vec<usize>,
+}
+
+impl Segments {
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    fn push(&mut self, segment: &str) {
+        self.begin().push_str(segment);
+    }
+
+    /// Starts a segment: the string to write it to.
+    fn begin(&mut self) -> &mut String {
+        self.starts.push(self.text.len());
+        &mut self.text
+    }
+
+    /// Keeps the first `n` segments.
+    fn truncate(&mut self, n: usize) {
+        if let Some(&end) = self.starts.get(n) {
+            self.text.truncate(end);
+            self.starts.truncate(n);
+        }
+    }
+}
+
 impl Walk<'_, '_> {
     fn subject(&self) -> String {
-        if self.subject.is_empty() { self.default_subject.to_string() } else { self.subject.concat() }
+        if self.subject.is_empty() { self.default_subject.to_string() } else { self.subject.text.clone() }
     }
 
     fn emit(&mut self, ev: &mut Evaluator<'_>, outcome: Outcome, message: String) {
@@ -411,9 +449,9 @@ impl Walk<'_, '_> {
                         if let Origin::Missing(m) = &d.origin {
                             self.absent = m.doc.map(|doc| (doc, m.span, m.below.clone()));
                         }
-                        self.emit(ev, Outcome::NotApplicable, format!("`{what}` is absent"));
+                        self.emit(ev, Outcome::NotApplicable, concat(&["`", what, "` is absent"]));
                     } else if d.is_known_absent() {
-                        self.emit(ev, Outcome::NotApplicable, format!("`{}` is absent", domain.text));
+                        self.emit(ev, Outcome::NotApplicable, concat(&["`", &domain.text, "` is absent"]));
                     } else {
                         // The rule's own names (`model_slots(t)`) mean nothing to
                         // the document's author: say what is wrong with the document.
@@ -421,7 +459,7 @@ impl Walk<'_, '_> {
                             true => INVALID_READ,
                             false => "a collection it goes through could not be established",
                         };
-                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
+                        self.emit(ev, Outcome::Unknown, concat(&["cannot be established: ", why]));
                     }
                     return;
                 };
@@ -429,7 +467,7 @@ impl Walk<'_, '_> {
                 if self.subject.is_empty()
                     && let Some(l) = label
                 {
-                    self.subject.push(l.clone());
+                    self.subject.push(l);
                 }
                 let base = self.subject.len();
                 let mut any = false;
@@ -450,7 +488,7 @@ impl Walk<'_, '_> {
                             Truth::Unknown => {
                                 // Said in the document's terms, as a guard's is, never by the rule's names.
                                 let why = ev.first_missing(f).unwrap_or_else(|| UNESTABLISHED.into());
-                                self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: {why}"));
+                                self.emit(ev, Outcome::Unknown, concat(&["cannot tell whether the rule applies: ", &why]));
                                 continue;
                             }
                         }
@@ -464,23 +502,22 @@ impl Walk<'_, '_> {
                     } else {
                         ("[", "]")
                     };
-                    // Room for the common label, so that writing it does not grow the string.
-                    let mut segment = String::with_capacity(32);
+                    // Written in place after the segments before it: no string per element.
+                    let segment = self.subject.begin();
                     segment.push_str(open);
                     match (name, pattern) {
                         (Some(name), _) => segment.push_str(&name),
-                        (None, PatternDef::Entry(..)) => push_label(&mut segment, &values[0], n, ev.policy),
+                        (None, PatternDef::Entry(..)) => push_label(segment, &values[0], n, ev.policy),
                         (None, _) => {
                             for (k, v) in values.iter().enumerate() {
                                 if k > 0 {
                                     segment.push_str(", ");
                                 }
-                                push_label(&mut segment, v, n, ev.policy);
+                                push_label(segment, v, n, ev.policy);
                             }
                         }
                     }
                     segment.push_str(close);
-                    self.subject.push(segment);
                     let at = values.last().and_then(|v| v.origin.document_span());
                     self.anchors.push(match (at, pattern) {
                         (None, PatternDef::Entry(..)) => anchor(&d, &values[0], ev.policy),
@@ -506,8 +543,8 @@ impl Walk<'_, '_> {
                 self.subject.truncate(depth);
                 if !any {
                     let why = match filter {
-                        Some(f) => format!("no element of `{}` satisfies `{}`", domain.text, f.text),
-                        None => format!("`{}` is empty", domain.text),
+                        Some(f) => concat(&["no element of `", &domain.text, "` satisfies `", &f.text, "`"]),
+                        None => concat(&["`", &domain.text, "` is empty"]),
                     };
                     self.emit(ev, Outcome::NotApplicable, why);
                 }
@@ -534,7 +571,7 @@ impl Walk<'_, '_> {
                     let traced = self.step(ev, |_| (format!("when {}", guard.text), shown.into()));
                     let message = match reason {
                         Some(t) => ev.render(t),
-                        None => format!("`{}` does not hold", guard.text),
+                        None => concat(&["`", &guard.text, "` does not hold"]),
                     };
                     if *report {
                         // The rule judges on, and what it finds is reported.
@@ -551,7 +588,7 @@ impl Walk<'_, '_> {
                 Truth::Unknown => {
                     self.step(ev, |_| (format!("when {}", guard.text), "unknown".into()));
                     let why = ev.first_missing(guard).unwrap_or_else(|| UNESTABLISHED.into());
-                    self.emit(ev, Outcome::Unknown, format!("cannot tell whether the rule applies: {why}"));
+                    self.emit(ev, Outcome::Unknown, concat(&["cannot tell whether the rule applies: ", &why]));
                     self.pop_step(ev);
                 }
             },
@@ -573,7 +610,7 @@ impl Walk<'_, '_> {
                     }
                     Truth::Unknown => {
                         let why = ev.first_missing(check).unwrap_or_else(|| UNESTABLISHED.into());
-                        self.emit(ev, Outcome::Unknown, format!("cannot be established: {why}"));
+                        self.emit(ev, Outcome::Unknown, concat(&["cannot be established: ", &why]));
                     }
                 }
                 if first {
@@ -608,6 +645,16 @@ impl Walk<'_, '_> {
         }
         false
     }
+}
+
+/// The parts one after the other, in a string allocated once at its size
+/// (`format!` guesses a size and grows it, once per message of a finding).
+fn concat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.push_str(p);
+    }
+    out
 }
 
 /// The conjuncts of `a and b and ...`, in the order written.
@@ -1303,6 +1350,21 @@ impl<'a> Evaluator<'a> {
                 })
             }
             ExprKind::Compare(cmp, a, b) => {
+                // A bound variable compared with a literal (`c == "C1"`): both
+                // read where they are held, with the two steps their evaluations take.
+                if let (ExprKind::Var(s), ExprKind::Lit(y), Cmp::Eq | Cmp::Ne) = (&a.kind, &b.kind, cmp)
+                    && self.spend(1)
+                    && self.spend(1)
+                {
+                    let same = match self.env.get(*s as usize) {
+                        Some(x) => x.same(y),
+                        None => Val::unknown().same(y),
+                    };
+                    return match cmp {
+                        Cmp::Eq => same.map_or_else(Val::unknown, Val::bool),
+                        _ => same.map_or_else(Val::unknown, |s| Val::bool(!s)),
+                    };
+                }
                 let x = self.eval(a);
                 // A literal is compared where the policy holds it, with the step its evaluation takes.
                 let owned;
