@@ -162,7 +162,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
 
     // A pass for every structural rule that found nothing.
     // The rule ids are borrowed from the policy and the findings, not copied.
-    let mut rules: Vec<(&str, Loc)> = Vec::new();
+    let mut rules: Vec<(&str, Loc)> = Vec::with_capacity(32);
     for c in checks.iter().take(CHECK_MISSING_KEY + 1).flatten() {
         rules.push((&c.rule, c.loc));
     }
@@ -179,7 +179,7 @@ pub fn conform(policy: &Policy, kind: DocKindId, doc: u32, root: &Node, env: &En
     let mut findings = std::mem::take(&mut cx.findings);
     let failed: HashSet<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
     let mut seen: HashSet<&str> = HashSet::new();
-    let mut passes = Vec::new();
+    let mut passes = Vec::with_capacity(rules.len());
     for (rule, loc) in rules {
         if !failed.contains(rule) && seen.insert(rule) {
             passes.push(pass(rule, "document", loc, None));

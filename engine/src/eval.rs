@@ -54,6 +54,9 @@ pub struct Memo(std::cell::RefCell<HashMap<MemoKey, Vec<Memoised>>>);
 type MemoKey = (DocKindId, usize, (u32, u32));
 
 struct Memoised {
+    /// The [`fingerprint`] of `args`: most argument lists that differ are
+    /// told apart by it, without comparing values.
+    print: u64,
     args: Vec<Val>,
     value: Val,
     steps: u64,
@@ -85,6 +88,27 @@ fn identical(a: &Val, b: &Val) -> bool {
         (ValKind::Map(x), ValKind::Map(y)) | (ValKind::Pairs(x), ValKind::Pairs(y)) if Arc::ptr_eq(x, y) => true,
         _ => a.kind == b.kind,
     }
+}
+
+/// A summary of a value that two [`identical`] values share: its origin,
+/// and what of its kind is cheap to read (a scalar's value, a string's
+/// length). Values that differ in it are not identical.
+fn fingerprint(v: &Val) -> u64 {
+    let place = |file: u32, span: Span| (u64::from(file) << 44) ^ ((span.start as u64) << 22) ^ span.end as u64;
+    let origin = match &v.origin {
+        Origin::Document { doc, span } => place(*doc, *span),
+        Origin::Policy { file, span } => !place(*file, *span),
+        Origin::Computed => 1,
+        Origin::Missing(m) => 2 ^ ((m.what.len() as u64) << 8),
+    };
+    let kind = match &v.kind {
+        ValKind::Bool(b) => 3 + u64::from(*b),
+        ValKind::Int(i) => *i as u64,
+        ValKind::Enum(e, x) => (u64::from(*e) << 32) | u64::from(*x),
+        ValKind::Str(s) | ValKind::Id(s) => s.len() as u64,
+        _ => 0,
+    };
+    origin.rotate_left(29) ^ kind
 }
 
 /// A named parameter of the invocation, which `param("name")` reads: the
@@ -1856,10 +1880,12 @@ impl<'a> Evaluator<'a> {
             e = body;
         }
         let key = (calls.subject.0, calls.subject.1, call.func);
+        let print = args.iter().fold(0u64, |acc, a| acc.rotate_left(23) ^ fingerprint(a));
         {
             let memo = calls.memo.0.borrow();
-            if let Some(hit) =
-                memo.get(&key).and_then(|m| m.iter().find(|m| m.args.iter().zip(&args).all(|(a, b)| identical(a, b))))
+            if let Some(hit) = memo.get(&key).and_then(|m| {
+                m.iter().find(|m| m.print == print && m.args.iter().zip(&args).all(|(a, b)| identical(a, b)))
+            })
                 && !self.exhausted
                 && hit.steps <= self.fuel
             {
@@ -1876,7 +1902,7 @@ impl<'a> Evaluator<'a> {
             let mut memo = calls.memo.0.borrow_mut();
             let kept = memo.entry(key).or_default();
             if kept.len() < MEMO_PER_FUNCTION {
-                kept.push(Memoised { args, value: value.clone(), steps: fuel - self.fuel, now_read: read });
+                kept.push(Memoised { print, args, value: value.clone(), steps: fuel - self.fuel, now_read: read });
             }
         }
         value

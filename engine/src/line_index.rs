@@ -7,11 +7,10 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        // Counted first, so that the index is allocated once at its size.
+        // Room for a line per 24 bytes (documents' lines are longer, most
+        // often), bounded: a long file of long lines grows the index instead.
         let bytes = text.as_bytes();
-        let mut count = 0;
-        for_each_newline(bytes, |_| count += 1);
-        let mut starts = Vec::with_capacity(count + 1);
+        let mut starts = Vec::with_capacity((bytes.len() / 24).min(1 << 16) + 1);
         starts.push(0);
         for_each_newline(bytes, |i| starts.push(i + 1));
         LineIndex { starts }
