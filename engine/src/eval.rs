@@ -68,6 +68,9 @@ struct Memoised {
 /// looked up in a long list.
 pub const MEMO_PER_FUNCTION: usize = 16;
 
+/// The most arguments of a memoised call; a call of more is evaluated.
+const MEMO_ARGS: usize = 8;
+
 /// What an evaluator memoises in: the rule's calls and the judged document.
 #[derive(Clone, Copy)]
 pub struct Calls<'a> {
@@ -432,7 +435,11 @@ impl Walk<'_, '_> {
             policy: Some(self.rule.loc),
             labels: Vec::new(),
             // The judged document is bound too: `holds` asked of a whole document sees every finding in it.
-            bound: self.root_span.into_iter().chain(self.bound.iter().flatten().copied()).collect(),
+            bound: {
+                let mut bound = Vec::with_capacity(1 + self.bound.len());
+                bound.extend(self.root_span.into_iter().chain(self.bound.iter().flatten().copied()));
+                bound
+            },
             trace: self.steps.clone(),
             place: crate::diagnostic::Place { anchor, below, by_identity: !self.rule.at_by_position, paths, reported },
         });
@@ -512,7 +519,11 @@ impl Walk<'_, '_> {
                             Truth::Unknown => {
                                 // Said in the document's terms, as a guard's is, never by the rule's names.
                                 let why = ev.first_missing(f).unwrap_or_else(|| UNESTABLISHED.into());
-                                self.emit(ev, Outcome::Unknown, concat(&["cannot tell whether the rule applies: ", &why]));
+                                self.emit(
+                                    ev,
+                                    Outcome::Unknown,
+                                    concat(&["cannot tell whether the rule applies: ", &why]),
+                                );
                                 continue;
                             }
                         }
@@ -1865,8 +1876,11 @@ impl<'a> Evaluator<'a> {
     /// is taken: the arguments evaluated and bound as the lets would, then
     /// the result the same arguments gave before, else the body's.
     fn call(&mut self, calls: Calls<'_>, call: CallHead, head: &Expr) -> Val {
+        // The arguments are bound as the lets would bind them, and compared
+        // where they are bound: a hit copies no argument.
         let mut e = head;
-        let mut args = Vec::with_capacity(call.args as usize);
+        let mut slots = [0usize; MEMO_ARGS];
+        let mut bound = 0;
         for i in 0..call.args {
             let ExprKind::Let { slot, value, body } = &e.kind else { break };
             if i > 0 && !self.spend(1) {
@@ -1874,31 +1888,44 @@ impl<'a> Evaluator<'a> {
             }
             let v = self.eval(value);
             if let Some(s) = self.env.get_mut(*slot as usize) {
-                *s = v.clone();
+                *s = v;
+                if let Some(kept) = slots.get_mut(bound) {
+                    *kept = *slot as usize;
+                }
+                bound += 1;
             }
-            args.push(v);
             e = body;
         }
+        // A call of more arguments, or one not bound as lowered, is evaluated (the memo changes no result).
+        if bound != call.args as usize || bound > MEMO_ARGS {
+            return self.eval(e);
+        }
+        let args = &slots[..bound];
         let key = (calls.subject.0, calls.subject.1, call.func);
-        let print = args.iter().fold(0u64, |acc, a| acc.rotate_left(23) ^ fingerprint(a));
-        {
+        let print = args.iter().fold(0u64, |acc, &s| acc.rotate_left(23) ^ fingerprint(&self.env[s]));
+        let full = {
             let memo = calls.memo.0.borrow();
-            if let Some(hit) = memo.get(&key).and_then(|m| {
-                m.iter().find(|m| m.print == print && m.args.iter().zip(&args).all(|(a, b)| identical(a, b)))
-            })
-                && !self.exhausted
+            let kept = memo.get(&key);
+            if let Some(hit) = kept.and_then(|m| {
+                m.iter().find(|m| m.print == print && m.args.iter().zip(args).all(|(a, &s)| identical(a, &self.env[s])))
+            }) && !self.exhausted
                 && hit.steps <= self.fuel
             {
                 self.fuel -= hit.steps;
                 self.now_read |= hit.now_read;
                 return hit.value.clone();
             }
-        }
+            kept.is_some_and(|m| m.len() >= MEMO_PER_FUNCTION)
+        };
+        // The arguments are copied only when there is room to keep them.
+        let stored: Option<Vec<Val>> = (!full).then(|| args.iter().map(|&s| self.env[s].clone()).collect());
         let (fuel, now_read) = (self.fuel, std::mem::replace(&mut self.now_read, false));
         let value = self.eval(e);
         let read = self.now_read;
         self.now_read |= now_read;
-        if !self.exhausted {
+        if !self.exhausted
+            && let Some(args) = stored
+        {
             let mut memo = calls.memo.0.borrow_mut();
             let kept = memo.entry(key).or_default();
             if kept.len() < MEMO_PER_FUNCTION {

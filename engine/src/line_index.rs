@@ -21,7 +21,9 @@ impl LineIndex {
         let offset = offset.min(text.len());
         let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
         let start = self.starts[line];
-        let column = text.get(start..offset).map_or(offset - start, |s| s.chars().count());
+        // An ASCII line's columns are its bytes: counted without decoding.
+        let column =
+            text.get(start..offset).map_or(offset - start, |s| if s.is_ascii() { s.len() } else { s.chars().count() });
         (line + 1, column + 1)
     }
 }
