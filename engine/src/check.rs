@@ -350,6 +350,8 @@ pub fn run_wanting(
 
     // Per kind: (input index, layer, conformed root).
     let mut by_kind: Vec<Vec<(usize, usize, Val)>> = vec![Vec::new(); kinds];
+    // The structural PASS outcomes conform counted instead of building them.
+    let mut conformed_passes = 0;
     for (p, (i, kind, node)) in parsed.iter().enumerate() {
         let i = *i;
         let layering = policy.layers.iter().find(|l| l.document == *kind);
@@ -367,13 +369,16 @@ pub fn run_wanting(
             _ => none,
         };
         let resolve = |path: &str| resolve(attachments, i, path);
-        let (root, structural) = conform(
+        // Its PASS outcomes counted, not built, when only their number is wanted.
+        let (root, structural, passed) = crate::conform::conform_counting(
             policy,
             *kind,
             i as u32,
             node,
             &Env { overrides: &overrides, resolve: &resolve, partial: merged.is_some() && layer > 0 },
+            !passes_built,
         );
+        conformed_passes += passed;
         findings.extend(structural);
         // A document of a layered kind that has no layer is not read.
         if layering.is_some() && layer_of[p].is_none() {
@@ -473,7 +478,7 @@ pub fn run_wanting(
     if !passes_built {
         let before = findings.len();
         findings.retain(|f| f.outcome != Outcome::Pass);
-        counted.set(before - findings.len());
+        counted.set(before - findings.len() + conformed_passes);
     }
     // One buffer for every rule's findings, moved into `findings` after each.
     let mut out = Vec::new();
@@ -958,6 +963,31 @@ mod tests {
             named += usize::from(!by_conform.is_empty());
         }
         assert!(named > 20, "only {named} documents name a file");
+    }
+
+    /// Conform with its PASS outcomes counted gives their number, the same
+    /// value and the same other findings, on every document of the repository.
+    #[test]
+    fn conform_counts_the_passes_it_would_build() {
+        let policy = library();
+        let mut counted_some = 0;
+        for (path, text) in repository_documents() {
+            let format = if path.ends_with(".json") { Format::Json } else { Format::Yaml };
+            let loaded = document::load(&text, format, &Limits::default());
+            let input = Input { path: &path, text: &text, loaded: Some(&loaded), given: None, markdown: false };
+            let Some((kind, node)) = parse(&policy, 0, &input).ok().flatten() else { continue };
+            let never = |_: &str| Resolved::Refused("not read".into());
+            let none = Checks::default();
+            let env = Env { overrides: &none, resolve: &never, partial: false };
+            let (value, built) = conform(&policy, kind, 0, &node, &env);
+            let (counted_value, rest, counted) = crate::conform::conform_counting(&policy, kind, 0, &node, &env, true);
+            let (passes, others): (Vec<Finding>, Vec<Finding>) =
+                built.into_iter().partition(|f| f.outcome == Outcome::Pass);
+            assert_eq!((counted, &rest), (passes.len(), &others), "{path}");
+            assert_eq!(counted_value, value, "{path}");
+            counted_some += usize::from(counted > 0);
+        }
+        assert!(counted_some > 100, "only {counted_some} documents have a structural PASS");
     }
 
     /// A `ref` field's key is found however deep it is, under lists and

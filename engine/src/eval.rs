@@ -201,15 +201,16 @@ pub fn evaluate_rule_within(
     let binder = policy.documents.get(judged as usize).map_or("", |d| d.binder.as_str());
     // A document judged on its own is named by its file; a merged one by its binder.
     let layered = policy.layers.iter().any(|l| l.document == judged && !l.separate);
-    let subjects: Vec<(&str, &Val)> = match roots.single.get(judged as usize) {
-        Some(Some(merged)) if layered => vec![(binder, merged)],
-        _ => roots
-            .all
-            .get(judged as usize)
-            .map(|all| all.iter().map(|(n, v)| (n.as_str(), v)).collect())
-            .unwrap_or_default(),
+    let merged = match roots.single.get(judged as usize) {
+        Some(Some(merged)) if layered => Some((binder, merged)),
+        _ => None,
     };
-    for (index, (name, subject)) in subjects.into_iter().enumerate() {
+    let each = match merged {
+        Some(_) => &[][..],
+        None => roots.all.get(judged as usize).map_or(&[][..], Vec::as_slice),
+    };
+    let subjects = merged.into_iter().chain(each.iter().map(|(n, v)| (n.as_str(), v)));
+    for (index, (name, subject)) in subjects.enumerate() {
         // The documents as the roots hold them, unless the judged one is not
         // the one they hold for its kind (one of several): then a copy with it.
         let own: Vec<Option<Val>>;
