@@ -208,10 +208,10 @@ pub(crate) fn conform_counting(
     }
     findings.append(&mut passes);
     // Bounds and uniqueness: a pass per subject checked, or not applicable.
+    let empty = HashMap::new();
     for r in records.iter().map(|r| &policy.records[*r as usize]) {
         for f in &r.fields {
             let mut checks: Vec<(&str, Loc, &Subjects)> = Vec::new();
-            let empty = HashMap::new();
             for b in &f.bounds {
                 checks.push((&b.rule, b.loc, cx.bound_subjects.get(&b.rule).unwrap_or(&empty)));
             }
@@ -868,7 +868,7 @@ impl<'a> Cx<'a, '_> {
         path: &str,
     ) -> Val {
         let duplicated = self.duplicates(entries, path, *key_ty == Ty::Id);
-        let mut out: Vec<(Val, Val)> = Vec::new();
+        let mut out: Vec<(Val, Val)> = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
             if self.is_forbidden(&e.key) {
                 continue;

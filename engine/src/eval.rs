@@ -1096,7 +1096,13 @@ impl<'a> Evaluator<'a> {
                 TemplatePart::Text(s) => out.push_str(s),
                 TemplatePart::Hole(e) => {
                     let v = self.eval(e);
-                    let shown = v.display(self.policy);
+                    // A string or a variant, the common values, shown without a copy of its own.
+                    let policy = self.policy;
+                    let shown: std::borrow::Cow<'_, str> = match &v.kind {
+                        ValKind::Str(s) | ValKind::Id(s) => crate::value::shown(s),
+                        ValKind::Enum(en, x) => std::borrow::Cow::Borrowed(policy.variant_name(*en, *x)),
+                        _ => std::borrow::Cow::Owned(v.display(policy)),
+                    };
                     self.spend(shown.len() as u64 / BYTES_PER_STEP);
                     out.push_str(&cut(&shown));
                 }
