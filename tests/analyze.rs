@@ -135,7 +135,10 @@ fn the_fixtures_emitted_for_the_shipped_library_pass_grail_test() {
     // 20 since the twin search halves the interval of its distance bound
     // (issue 42): its models fall otherwise, and five pairs refuted or apart
     // before are written (`run.evidence_ref` is two lines apart again).
-    assert!(written >= 130 && left.len() <= 20, "{written} written; not written: {stderr}");
+    // 14 since a rule's failing document is the relaxed model as it is, with
+    // no smallest-model rounds (issue 42): its models fall otherwise; nine
+    // pairs are written that were not, three are not that were.
+    assert!(written >= 130 && left.len() <= 14, "{written} written; not written: {stderr}");
     let (code, stdout, stderr) = run(&["test", "--policy", &policy]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(&format!("{} passed, 0 failed", written * 2)), "{stdout}");
