@@ -71,7 +71,12 @@ pub struct Cli {
     no_cache: bool,
 }
 
+// Each subcommand's arguments are declared when that subcommand is parsed
+// or described (`defer`), not every one's on every run: a cold check built
+// all of them, with their help texts, before it read a file. (A plain
+// comment: a doc comment here would become the help of `grail` itself.)
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Check documents (bindings) against the guardrail rules.
     ///
@@ -743,10 +748,12 @@ struct CheckArgs {
     files: Vec<Utf8PathBuf>,
 }
 
-/// The parameters of a check that upstream's checker takes as flags, with
-/// the same names and meaning; a deployment of grail.toml gives them as
-/// `probe_evidence_root`, `egress_hosts` and `credential_roots` (a flag
-/// wins over the key). Rules read each with `param("NAME")`.
+// The parameters of a check that upstream's checker takes as flags, with
+// the same names and meaning; a deployment of grail.toml gives them as
+// `probe_evidence_root`, `egress_hosts` and `credential_roots` (a flag
+// wins over the key). Rules read each with `param("NAME")`. (A plain
+// comment: with the subcommands' arguments deferred, a doc comment here
+// would replace the help of each subcommand that flattens these.)
 #[derive(clap::Args, Clone, Default)]
 pub struct InvocationArgs {
     /// The protected folder where the documents' `ref` fields (probe
