@@ -604,6 +604,17 @@ pub struct QuestionBody {
 pub struct TableDef {
     pub id: String,
     pub docs: Vec<String>,
+    /// Decoded when the table is first shown (see [`Lazy`]): a check whose
+    /// documents a table does not read never decodes it.
+    pub body: Lazy<TableBody>,
+    pub reads: Vec<DocKindId>,
+    pub slots: u32,
+    pub loc: Loc,
+}
+
+/// What a table computes: its clauses, its row and its columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableBody {
     pub clauses: Vec<ClauseDef>,
     pub row: ColumnExpr,
     pub columns: Vec<ColumnExpr>,
@@ -612,9 +623,6 @@ pub struct TableDef {
     /// `line "..."`: each row as a verdict line.
     #[serde(default)]
     pub line: Option<Template>,
-    pub reads: Vec<DocKindId>,
-    pub slots: u32,
-    pub loc: Loc,
 }
 
 /// A named column of a table and the expression of its cells.
@@ -942,6 +950,27 @@ impl Undecodable for QuestionBody {
         QuestionBody {
             vars: Vec::new(),
             allow: Expr { kind: ExprKind::Lit(Val::unknown()), text: "the precompiled question".into() },
+        }
+    }
+}
+
+impl Undecodable for TableBody {
+    /// One row whose cells cannot be established and whose verdict line
+    /// says why: a table that cannot be read is shown as such, never as a
+    /// table without rows.
+    fn undecodable() -> Self {
+        let unknown = |text: &str| Expr { kind: ExprKind::Lit(Val::unknown()), text: text.into() };
+        TableBody {
+            clauses: Vec::new(),
+            row: ColumnExpr { name: "row".into(), value: unknown("the precompiled table") },
+            columns: Vec::new(),
+            detail: None,
+            line: Some(Template {
+                parts: vec![TemplatePart::Text(
+                    "the precompiled policy holds this table in a form that cannot be read; compile the policy again"
+                        .into(),
+                )],
+            }),
         }
     }
 }
