@@ -1595,6 +1595,36 @@ mod lazy_tests {
     }
 
     #[test]
+    fn a_part_read_from_a_lasting_blob_refers_to_its_bytes_there() {
+        let clauses = vec![ClauseDef::When {
+            guard: Expr { kind: ExprKind::Lit(Val::unknown()), text: "g".into() },
+            reason: None,
+            report: false,
+        }];
+        let parts = vec![Lazy::new(clauses.clone()), Lazy::new(Vec::new())];
+        let blob: &'static [u8] = postcard::to_stdvec(&parts).expect("encoded").leak();
+        let lasting: Vec<Lazy<Vec<ClauseDef>>> = read_lasting(blob).expect("decoded");
+        let copied: Vec<Lazy<Vec<ClauseDef>>> = postcard::from_bytes(blob).expect("decoded");
+        let within = |l: &Lazy<Vec<ClauseDef>>| {
+            matches!(&l.bytes, Some(std::borrow::Cow::Borrowed(b)) if blob.as_ptr_range().contains(&b.as_ptr()))
+        };
+        assert!(lasting.iter().all(within), "a lasting blob's parts are not copied");
+        assert!(copied.iter().all(|l| matches!(l.bytes, Some(std::borrow::Cow::Owned(_)))), "other bytes are");
+        assert!(LASTING.with(std::cell::Cell::get).is_none(), "the blob is forgotten once read");
+        assert_eq!(*lasting[0], clauses);
+        assert!(lasting[1].is_empty());
+        assert_eq!(lasting, copied);
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_decoded_shows_one_row_saying_so() {
+        let read: Lazy<TableBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
+        assert!(read.clauses.is_empty() && read.columns.is_empty());
+        assert!(matches!(&read.row.value.kind, ExprKind::Lit(v) if matches!(v.kind, crate::value::ValKind::Absent(_))));
+        assert!(matches!(&read.line, Some(t) if matches!(t.parts.as_slice(), [TemplatePart::Text(m)] if m.contains("cannot be read"))));
+    }
+
+    #[test]
     fn a_question_that_cannot_be_decoded_never_allows() {
         let read: Lazy<QuestionBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
         assert!(read.vars.is_empty());
