@@ -1605,9 +1605,7 @@ mod lazy_tests {
         let blob: &'static [u8] = postcard::to_stdvec(&parts).expect("encoded").leak();
         let lasting: Vec<Lazy<Vec<ClauseDef>>> = read_lasting(blob).expect("decoded");
         let copied: Vec<Lazy<Vec<ClauseDef>>> = postcard::from_bytes(blob).expect("decoded");
-        let within = |l: &Lazy<Vec<ClauseDef>>| {
-            matches!(&l.bytes, Some(std::borrow::Cow::Borrowed(b)) if blob.as_ptr_range().contains(&b.as_ptr()))
-        };
+        let within = |l: &Lazy<Vec<ClauseDef>>| matches!(&l.bytes, Some(std::borrow::Cow::Borrowed(b)) if blob.as_ptr_range().contains(&b.as_ptr()));
         assert!(lasting.iter().all(within), "a lasting blob's parts are not copied");
         assert!(copied.iter().all(|l| matches!(l.bytes, Some(std::borrow::Cow::Owned(_)))), "other bytes are");
         assert!(LASTING.with(std::cell::Cell::get).is_none(), "the blob is forgotten once read");
@@ -1621,7 +1619,9 @@ mod lazy_tests {
         let read: Lazy<TableBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
         assert!(read.clauses.is_empty() && read.columns.is_empty());
         assert!(matches!(&read.row.value.kind, ExprKind::Lit(v) if matches!(v.kind, crate::value::ValKind::Absent(_))));
-        assert!(matches!(&read.line, Some(t) if matches!(t.parts.as_slice(), [TemplatePart::Text(m)] if m.contains("cannot be read"))));
+        assert!(
+            matches!(&read.line, Some(t) if matches!(t.parts.as_slice(), [TemplatePart::Text(m)] if m.contains("cannot be read")))
+        );
     }
 
     #[test]

@@ -81,7 +81,10 @@ pub(crate) fn lookup<'t>(files: impl ExactSizeIterator<Item = (&'t str, &'t str)
 /// A file of the blob's copy of the library: its path and text, as bytes.
 type FileBytes<'b> = (&'b [u8], &'b [u8]);
 
-fn lookup_in<'t>(bytes: &'static [u8], mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>) -> Option<Arc<Policy>> {
+fn lookup_in<'t>(
+    bytes: &'static [u8],
+    mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>,
+) -> Option<Arc<Policy>> {
     // Compared as bytes: the files are text already, so the blob's copy need
     // not be validated as UTF-8 first (postcard writes a string as its bytes).
     let (built, rest): (Vec<FileBytes<'_>>, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
