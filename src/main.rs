@@ -21,11 +21,14 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// manual; `_RJEM_MALLOC_CONF` in the environment still overrides them).
 /// `thp:always` asks for transparent huge pages for the heap where the
 /// kernel gives them on request (`madvise`, as on most distributions; no
-/// effect where they are `never`): a cold check wrote about 600 pages of
-/// heap, a page fault each, a third of its CPU time in the kernel. One arena
-/// rather than four per core, so that the threads of `--each` do not each
-/// hold huge pages of their own: peak memory over 10,000 files stays where
-/// it was (BENCHMARKS.md, "The cold check: page faults").
+/// effect where they are `never`): a cold check wrote about 850 pages of
+/// heap, a page fault each, and spent more of its time in the kernel than
+/// in its own code. One arena rather than four per core, so that the
+/// threads of `--each` do not each hold huge pages of their own: peak
+/// memory over 10,000 files stays where it was (BENCHMARKS.md, "The cold
+/// check: page faults").
+// INVARIANT: jemalloc reads the symbol as a `const char *`: a reference to
+// a byte array is a thin pointer, and the string ends with a NUL.
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static MALLOC_CONF: &[u8; 21] = b"thp:always,narenas:1\0";
