@@ -937,6 +937,49 @@ fn no_huge_pages() {
 #[cfg(not(target_os = "linux"))]
 fn no_huge_pages() {}
 
+/// With glibc, [`no_huge_pages`] is also asked before `main`, before the
+/// first allocation: the heap the runtime and the parse of the arguments
+/// take would otherwise be huge pages already (4.5 MB more of peak memory
+/// for `--each` over 10,000 files). glibc calls the functions of
+/// `.init_array` with the program's arguments; the parse in `main` decides
+/// again, so a guess here costs time or memory, never a result.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static HUGE_PAGES_BEFORE_MAIN: extern "C" fn(libc::c_int, *const *const libc::c_char) = huge_pages_before_main;
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" fn huge_pages_before_main(argc: libc::c_int, argv: *const *const libc::c_char) {
+    if argv.is_null() {
+        return;
+    }
+    // SAFETY: glibc passes `.init_array` functions `argc` and `argv` as
+    // `main` gets them: `argc` pointers to NUL-terminated strings.
+    let args = (1..usize::try_from(argc).unwrap_or(0))
+        .map(|i| unsafe { *argv.add(i) })
+        .take_while(|a| !a.is_null())
+        .map(|a| unsafe { std::ffi::CStr::from_ptr(a) }.to_bytes());
+    if !checks_one_deployment(args) {
+        no_huge_pages();
+    }
+}
+
+/// Whether arguments (the program's name left out) ask for a check of one
+/// deployment: the first that is not a flag is `check`, and none is `--each`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn checks_one_deployment<'a>(args: impl Iterator<Item = &'a [u8]>) -> bool {
+    let mut command = None;
+    for arg in args {
+        if arg == b"--each" {
+            return false;
+        }
+        if command.is_none() && !arg.starts_with(b"-") {
+            command = Some(arg);
+        }
+    }
+    command == Some(b"check".as_slice())
+}
+
 fn main() -> ExitCode {
     if !SHIPPED_POLICY.is_empty() {
         grail_engine::prebuilt::install(SHIPPED_POLICY);
