@@ -1020,3 +1020,22 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+mod huge_pages_tests {
+    use super::checks_one_deployment;
+
+    #[test]
+    fn only_a_check_without_each_is_a_check_of_one_deployment() {
+        let one = |args: &[&str]| checks_one_deployment(args.iter().map(|a| a.as_bytes()));
+        assert!(one(&["check", "valid.json", "--probe-evidence-root", "."]));
+        assert!(one(&["--no-cache", "check", "b.json"]));
+        assert!(one(&["check"]));
+        assert!(!one(&["check", "--each", "a.json", "b.json"]));
+        assert!(!one(&["analyze"]));
+        assert!(!one(&["lsp", "--stdio"]));
+        assert!(!one(&["explain", "check"]));
+        assert!(!one(&["--version"]));
+        assert!(!one(&[]));
+    }
+}
