@@ -365,8 +365,9 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
 
     out.push(part("tables", "Tables", "What `grail check --format table` and `grail explain` show of the documents checked: a row per tuple of a table's `for` clauses, a cell per column. A table judges nothing and adds nothing up."));
     for t in &policy.tables {
+        let body = &*t.body;
         let mut blocks = docs_paragraphs(&t.docs);
-        let rows: Vec<String> = t
+        let rows: Vec<String> = body
             .clauses
             .iter()
             .filter_map(|c| match c {
@@ -379,11 +380,11 @@ fn model(db: &Database, set: PolicySet, policy: &Policy, fixtures: &[(String, St
         blocks.push(Block::Para(format!(
             "A row for {}, named by `{}` (`{}`); its columns:",
             rows.join(", and "),
-            t.row.name,
-            t.row.value.text
+            body.row.name,
+            body.row.value.text
         )));
-        blocks.push(Block::List(t.columns.iter().map(|c| format!("`{}`: `{}`", c.name, c.value.text)).collect()));
-        let detail = t
+        blocks.push(Block::List(body.columns.iter().map(|c| format!("`{}`: `{}`", c.name, c.value.text)).collect()));
+        let detail = body
             .detail
             .as_ref()
             .map(|d| format!("`grail explain` lists `{}` under each row. ", d.text))

@@ -606,6 +606,17 @@ pub struct QuestionBody {
 pub struct TableDef {
     pub id: String,
     pub docs: Vec<String>,
+    /// Decoded when the table is first shown (see [`Lazy`]): a check whose
+    /// documents a table does not read never decodes it.
+    pub body: Lazy<TableBody>,
+    pub reads: Vec<DocKindId>,
+    pub slots: u32,
+    pub loc: Loc,
+}
+
+/// What a table computes: its clauses, its row and its columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableBody {
     pub clauses: Vec<ClauseDef>,
     pub row: ColumnExpr,
     pub columns: Vec<ColumnExpr>,
@@ -614,9 +625,6 @@ pub struct TableDef {
     /// `line "..."`: each row as a verdict line.
     #[serde(default)]
     pub line: Option<Template>,
-    pub reads: Vec<DocKindId>,
-    pub slots: u32,
-    pub loc: Loc,
 }
 
 /// A named column of a table and the expression of its cells.
@@ -916,10 +924,13 @@ impl<'de> Deserialize<'de> for Regex {
 /// keeps each rule's clauses as their bytes until a check evaluates the rule:
 /// a check of a binding never decodes the clauses of the rules about
 /// remediation histories or scenario runs. One that lowering makes holds its
-/// value from the start.
+/// value from the start. A part read from a blob that lives as long as the
+/// process (the shipped one, a cached one: [`read_lasting`]) refers to its
+/// bytes there rather than holding a copy: the copies were a sixth of a cold
+/// check's page faults.
 pub struct Lazy<T> {
     value: std::sync::OnceLock<T>,
-    bytes: Option<Box<[u8]>>,
+    bytes: Option<std::borrow::Cow<'static, [u8]>>,
 }
 
 impl<T> Lazy<T> {
@@ -941,6 +952,27 @@ impl Undecodable for QuestionBody {
         QuestionBody {
             vars: Vec::new(),
             allow: Expr { kind: ExprKind::Lit(Val::unknown()), text: "the precompiled question".into() },
+        }
+    }
+}
+
+impl Undecodable for TableBody {
+    /// One row whose cells cannot be established and whose verdict line
+    /// says why: a table that cannot be read is shown as such, never as a
+    /// table without rows.
+    fn undecodable() -> Self {
+        let unknown = |text: &str| Expr { kind: ExprKind::Lit(Val::unknown()), text: text.into() };
+        TableBody {
+            clauses: Vec::new(),
+            row: ColumnExpr { name: "row".into(), value: unknown("the precompiled table") },
+            columns: Vec::new(),
+            detail: None,
+            line: Some(Template {
+                parts: vec![TemplatePart::Text(
+                    "the precompiled policy holds this table in a form that cannot be read; compile the policy again"
+                        .into(),
+                )],
+            }),
         }
     }
 }
@@ -996,22 +1028,53 @@ impl<T: Serialize + serde::de::DeserializeOwned + Undecodable> Serialize for Laz
 
 impl<'de, T> Deserialize<'de> for Lazy<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lazy<T>, D::Error> {
+        use std::borrow::Cow;
         struct Bytes;
         impl<'de> serde::de::Visitor<'de> for Bytes {
-            type Value = Box<[u8]>;
+            type Value = Cow<'static, [u8]>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("the bytes of a part of a policy")
             }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Box<[u8]>, E> {
-                Ok(v.into())
+            fn visit_borrowed_bytes<E: serde::de::Error>(self, v: &'de [u8]) -> Result<Self::Value, E> {
+                Ok(lasting(v).map_or_else(|| Cow::Owned(v.to_vec()), Cow::Borrowed))
             }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Box<[u8]>, E> {
-                Ok(v.into_boxed_slice())
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
             }
         }
         let bytes = d.deserialize_bytes(Bytes)?;
         Ok(Lazy { value: std::sync::OnceLock::new(), bytes: Some(bytes) })
     }
+}
+
+thread_local! {
+    /// The blob a policy is being read from on this thread when it lives as
+    /// long as the process ([`read_lasting`]); none otherwise.
+    static LASTING: std::cell::Cell<Option<&'static [u8]>> = const { std::cell::Cell::new(None) };
+}
+
+/// Reads a value (a [`Policy`]) from bytes that live as long as the process:
+/// its [`Lazy`] parts refer to their bytes in `bytes` instead of copying them.
+pub fn read_lasting<T: Deserialize<'static>>(bytes: &'static [u8]) -> postcard::Result<T> {
+    /// Puts the previous blob back when dropped (a panic included).
+    struct Restore(Option<&'static [u8]>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LASTING.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(LASTING.with(|l| l.replace(Some(bytes))));
+    postcard::from_bytes(bytes)
+}
+
+/// `part` as a slice of the lasting blob being read, when it lies within it.
+fn lasting(part: &[u8]) -> Option<&'static [u8]> {
+    let blob = LASTING.with(std::cell::Cell::get)?;
+    let start = (part.as_ptr() as usize).checked_sub(blob.as_ptr() as usize)?;
+    blob.get(start..start.checked_add(part.len())?)
 }
 
 /// The text of an expression (its source, for explanations) or of a
@@ -1531,6 +1594,36 @@ mod lazy_tests {
         assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 5]), None);
         assert_eq!(decode_with_texts::<Text>(&[2, 0xc3, 0xa9, 0, 1]), None);
         assert_eq!(decode_with_texts::<Text>(&[1, b'a', 0, 1]).as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn a_part_read_from_a_lasting_blob_refers_to_its_bytes_there() {
+        let clauses = vec![ClauseDef::When {
+            guard: Expr { kind: ExprKind::Lit(Val::unknown()), text: "g".into() },
+            reason: None,
+            report: false,
+        }];
+        let parts = vec![Lazy::new(clauses.clone()), Lazy::new(Vec::new())];
+        let blob: &'static [u8] = postcard::to_stdvec(&parts).expect("encoded").leak();
+        let lasting: Vec<Lazy<Vec<ClauseDef>>> = read_lasting(blob).expect("decoded");
+        let copied: Vec<Lazy<Vec<ClauseDef>>> = postcard::from_bytes(blob).expect("decoded");
+        let within = |l: &Lazy<Vec<ClauseDef>>| matches!(&l.bytes, Some(std::borrow::Cow::Borrowed(b)) if blob.as_ptr_range().contains(&b.as_ptr()));
+        assert!(lasting.iter().all(within), "a lasting blob's parts are not copied");
+        assert!(copied.iter().all(|l| matches!(l.bytes, Some(std::borrow::Cow::Owned(_)))), "other bytes are");
+        assert!(LASTING.with(std::cell::Cell::get).is_none(), "the blob is forgotten once read");
+        assert_eq!(*lasting[0], clauses);
+        assert!(lasting[1].is_empty());
+        assert_eq!(lasting, copied);
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_decoded_shows_one_row_saying_so() {
+        let read: Lazy<TableBody> = postcard::from_bytes(&[1, 5]).expect("the bytes themselves are read");
+        assert!(read.clauses.is_empty() && read.columns.is_empty());
+        assert!(matches!(&read.row.value.kind, ExprKind::Lit(v) if matches!(v.kind, crate::value::ValKind::Absent(_))));
+        assert!(
+            matches!(&read.line, Some(t) if matches!(t.parts.as_slice(), [TemplatePart::Text(m)] if m.contains("cannot be read")))
+        );
     }
 
     #[test]

@@ -1475,11 +1475,7 @@ impl<'a> RuleLowerer<'a> {
         TableDef {
             id: t.id.text.clone(),
             docs: t.docs.clone(),
-            clauses,
-            row,
-            columns,
-            detail,
-            line,
+            body: crate::hir::Lazy::new(crate::hir::TableBody { clauses, row, columns, detail, line }),
             reads: self.reads,
             slots: self.slots,
             loc: Loc { file: self.file, span: t.id.span },

@@ -81,7 +81,10 @@ pub(crate) fn lookup<'t>(files: impl ExactSizeIterator<Item = (&'t str, &'t str)
 /// A file of the blob's copy of the library: its path and text, as bytes.
 type FileBytes<'b> = (&'b [u8], &'b [u8]);
 
-fn lookup_in<'t>(bytes: &[u8], mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>) -> Option<Arc<Policy>> {
+fn lookup_in<'t>(
+    bytes: &'static [u8],
+    mut files: impl ExactSizeIterator<Item = (&'t str, &'t str)>,
+) -> Option<Arc<Policy>> {
     // Compared as bytes: the files are text already, so the blob's copy need
     // not be validated as UTF-8 first (postcard writes a string as its bytes).
     let (built, rest): (Vec<FileBytes<'_>>, &[u8]) = postcard::take_from_bytes(bytes).ok()?;
@@ -92,8 +95,9 @@ fn lookup_in<'t>(bytes: &[u8], mut files: impl ExactSizeIterator<Item = (&'t str
     }
     // A blob that does not decode (it cannot happen for one this binary
     // built, nor for a cached one that [`holds`] accepted) leaves
-    // compilation to the source.
-    postcard::from_bytes::<Policy>(rest).ok().map(Arc::new)
+    // compilation to the source. The blob lives as long as the process, so
+    // the rules' clauses are not copied out of it.
+    crate::hir::read_lasting::<Policy>(rest).ok().map(Arc::new)
 }
 
 /// The policy of a blob made by [`encode`], whatever files it was built from.

@@ -5,7 +5,7 @@
 use crate::check::Run;
 use crate::diagnostic::Provenance;
 use crate::eval::{Evaluator, provenance};
-use crate::hir::{ClauseDef, Policy, TableDef};
+use crate::hir::{ClauseDef, Policy, TableBody};
 use crate::value::{Origin, Truth, Val, ValKind};
 
 /// A table of a deployment: its declaration's id and documentation, its
@@ -64,11 +64,12 @@ pub fn tables(policy: &Policy, run: &Run) -> Vec<Table> {
             params: &run.params,
             calls: None,
         };
+        let body = &*t.body;
         let mut rows = Vec::new();
-        walk(t, 0, &mut ev, &mut rows);
-        let mut columns = vec![t.row.name.clone()];
-        columns.extend(t.columns.iter().map(|c| c.name.clone()));
-        let detail = t.detail.as_ref().map(|d| d.text.to_string());
+        walk(body, 0, &mut ev, &mut rows);
+        let mut columns = vec![body.row.name.clone()];
+        columns.extend(body.columns.iter().map(|c| c.name.clone()));
+        let detail = body.detail.as_ref().map(|d| d.text.to_string());
         out.push(Table { id: t.id.clone(), docs: t.docs.clone(), columns, detail, rows });
     }
     out
@@ -80,7 +81,7 @@ pub fn verdicts(tables: &[Table]) -> Vec<String> {
     tables.iter().flat_map(|t| t.rows.iter().filter_map(|r| r.line.clone())).collect()
 }
 
-fn walk(t: &TableDef, i: usize, ev: &mut Evaluator<'_>, rows: &mut Vec<Row>) {
+fn walk(t: &TableBody, i: usize, ev: &mut Evaluator<'_>, rows: &mut Vec<Row>) {
     if ev.exhausted {
         return;
     }

@@ -125,11 +125,12 @@ fn rule(policy: &Policy, r: &RuleDef) -> Value {
 fn table(policy: &Policy, t: &TableDef) -> Value {
     let reads: Vec<Value> = t.reads.iter().map(|k| doc_name(policy, *k)).collect();
     let mut trees = Trees::new(policy, t.slots);
-    let clauses: Vec<Value> = t.clauses.iter().map(|c| clause(&mut trees, c)).collect();
-    let row = json!({"name": t.row.name, "value": expr(&mut trees, &t.row.value)});
+    let body = &*t.body;
+    let clauses: Vec<Value> = body.clauses.iter().map(|c| clause(&mut trees, c)).collect();
+    let row = json!({"name": body.row.name, "value": expr(&mut trees, &body.row.value)});
     let columns: Vec<Value> =
-        t.columns.iter().map(|c| json!({"name": c.name, "value": expr(&mut trees, &c.value)})).collect();
-    let detail = t.detail.as_ref().map(|e| expr(&mut trees, e));
+        body.columns.iter().map(|c| json!({"name": c.name, "value": expr(&mut trees, &c.value)})).collect();
+    let detail = body.detail.as_ref().map(|e| expr(&mut trees, e));
     json!({"id": t.id, "reads": reads, "clauses": clauses, "row": row, "columns": columns, "detail": detail, "docs": t.docs})
 }
 
