@@ -910,24 +910,10 @@ mod tests {
 
     /// Every JSON and YAML document under the given folders of the repository.
     fn repository_documents() -> Vec<(String, String)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut pending: Vec<_> = ["examples", "tests", "policies"].iter().map(|dir| root.join(dir)).collect();
-        let mut files = Vec::new();
-        while let Some(dir) = pending.pop() {
-            let Ok(listing) = std::fs::read_dir(&dir) else { continue };
-            for entry in listing.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml"))
-                    && let Ok(text) = std::fs::read_to_string(&path)
-                {
-                    files.push((path.display().to_string(), text));
-                }
-            }
-        }
-        files.sort();
-        files
+        crate::test_files::repository_files(&["examples", "tests", "policies"], &["json", "yaml", "yml"])
+            .into_iter()
+            .map(|(path, text)| (path.display().to_string(), text))
+            .collect()
     }
 
     /// The walk that finds the files a document names asks for the paths

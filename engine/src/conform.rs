@@ -501,31 +501,36 @@ impl Refs<'_> {
 /// The indices of the entries whose key appears earlier or later too, as
 /// [`Cx::duplicates`] finds them, without reporting them.
 fn duplicated(entries: &[crate::document::Entry], nocase: bool) -> HashSet<usize> {
+    repeated_keys(entries, nocase).into_iter().flat_map(|(later, first)| [later, first]).collect()
+}
+
+/// Each entry whose key appeared earlier, with the first entry of that key,
+/// `(later, first)`, in the entries' order. Keys that are identifiers
+/// (`nocase`) are one key in any case. A small mapping is compared pair by
+/// pair, which allocates nothing when no key repeats; a larger one through
+/// a map of the keys seen.
+fn repeated_keys(entries: &[crate::document::Entry], nocase: bool) -> Vec<(usize, usize)> {
     let same = |a: &str, b: &str| if nocase { same_identifier(a, b) } else { a == b };
-    let mut dup = HashSet::new();
+    let mut pairs = Vec::new();
     if entries.len() <= 16 {
         for (i, e) in entries.iter().enumerate() {
             if let Some(j) = entries[..i].iter().position(|f| same(&f.key, &e.key)) {
-                dup.insert(i);
-                dup.insert(j);
+                pairs.push((i, j));
             }
         }
-        return dup;
+        return pairs;
     }
     let mut first: HashMap<IdKey<'_>, usize> = HashMap::new();
     for (i, e) in entries.iter().enumerate() {
         let key = if nocase { IdKey::Id(&e.key) } else { IdKey::Str(&e.key) };
         match first.get(&key) {
-            Some(&j) => {
-                dup.insert(i);
-                dup.insert(j);
-            }
+            Some(&j) => pairs.push((i, j)),
             None => {
                 first.insert(key, i);
             }
         }
     }
-    dup
+    pairs
 }
 
 fn pass(rule: &str, subject: &str, loc: Loc, location: Option<(u32, Span)>) -> Finding {
@@ -970,40 +975,25 @@ impl<'a> Cx<'a, '_> {
     /// Indices of entries whose key appears earlier too; each is reported.
     /// Keys that are identifiers (`nocase`) are one key in any case.
     fn duplicates(&mut self, entries: &[crate::document::Entry], path: &str, nocase: bool) -> HashSet<usize> {
-        let same = |a: &str, b: &str| if nocase { same_identifier(a, b) } else { a == b };
-        // The common case, a small mapping without duplicates, allocates nothing.
-        if entries.len() <= 16
-            && !entries.iter().enumerate().any(|(i, e)| entries[..i].iter().any(|f| same(&f.key, &e.key)))
-        {
-            return HashSet::new();
-        }
-        let mut first: HashMap<IdKey<'_>, usize> = HashMap::new();
         let mut dup = HashSet::new();
-        for (i, e) in entries.iter().enumerate() {
-            let key = if nocase { IdKey::Id(&e.key) } else { IdKey::Str(&e.key) };
-            match first.get(&key) {
-                Some(&j) => {
-                    dup.insert(i);
-                    dup.insert(j);
-                    let here = join(path, &e.key);
-                    let mut f = structural(
-                        self.checks[CHECK_DUPLICATE_KEY],
-                        &here,
-                        format!(
-                            "key `{}` appears twice in {}; readers would disagree on which one counts, so neither does",
-                            e.key,
-                            if path.is_empty() { "the document".to_string() } else { format!("`{path}`") }
-                        ),
-                        self.doc,
-                        e.key_span,
-                    );
-                    f.labels.push((self.doc, entries[j].key_span, "first here".into()));
-                    self.findings.push(f);
-                }
-                None => {
-                    first.insert(key, i);
-                }
-            }
+        for (i, j) in repeated_keys(entries, nocase) {
+            dup.insert(i);
+            dup.insert(j);
+            let e = &entries[i];
+            let here = join(path, &e.key);
+            let mut f = structural(
+                self.checks[CHECK_DUPLICATE_KEY],
+                &here,
+                format!(
+                    "key `{}` appears twice in {}; readers would disagree on which one counts, so neither does",
+                    e.key,
+                    if path.is_empty() { "the document".to_string() } else { format!("`{path}`") }
+                ),
+                self.doc,
+                e.key_span,
+            );
+            f.labels.push((self.doc, entries[j].key_span, "first here".into()));
+            self.findings.push(f);
         }
         dup
     }

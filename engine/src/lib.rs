@@ -34,6 +34,35 @@ pub mod url;
 pub mod value;
 pub mod workspace_file;
 
+/// What the engine's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use std::path::PathBuf;
+
+    /// The files under the repository's folders `dirs` whose extension is
+    /// one of `extensions`, with their text, sorted by path.
+    pub(crate) fn repository_files(dirs: &[&str], extensions: &[&str]) -> Vec<(PathBuf, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut pending: Vec<_> = dirs.iter().map(|dir| root.join(dir)).collect();
+        let mut files = Vec::new();
+        while let Some(dir) = pending.pop() {
+            let Ok(listing) = std::fs::read_dir(&dir) else { continue };
+            for entry in listing.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().and_then(|e| e.to_str()).is_some_and(|e| extensions.contains(&e))
+                    && let Ok(text) = std::fs::read_to_string(&path)
+                {
+                    files.push((path, text));
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
 /// The shipped guardrail library, embedded at build time.
 pub mod shipped {
     include!(concat!(env!("OUT_DIR"), "/shipped.rs"));

@@ -349,25 +349,7 @@ mod tests {
 
     /// Every `.json` and `.jsonl` file under the given folders of the repository.
     fn corpus() -> Vec<(std::path::PathBuf, String)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut pending: Vec<_> =
-            ["examples", "tests", "policies/guardrails/tests"].iter().map(|dir| root.join(dir)).collect();
-        let mut files = Vec::new();
-        while let Some(dir) = pending.pop() {
-            let Ok(listing) = std::fs::read_dir(&dir) else { continue };
-            for entry in listing.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "jsonl"))
-                    && let Ok(text) = std::fs::read_to_string(&path)
-                {
-                    files.push((path, text));
-                }
-            }
-        }
-        files.sort();
-        files
+        crate::test_files::repository_files(&["examples", "tests", "policies/guardrails/tests"], &["json", "jsonl"])
     }
 
     /// The word test says what a look at each byte says, for every byte
