@@ -1294,7 +1294,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Matrix(m) => Val::computed(V::Matrix(*m)),
             ExprKind::Domain(en) => Val::computed(V::Domain(*en)),
-            // A field of a bound variable (`r.work_class`): read in place,
+            // A field of a bound variable (`r.name`): read in place,
             // with the step the variable's evaluation takes, not through a copy of the record.
             ExprKind::Field(base, i) if matches!(base.kind, ExprKind::Var(_)) => {
                 let ExprKind::Var(s) = base.kind else { return Val::unknown() };
@@ -1392,7 +1392,7 @@ impl<'a> Evaluator<'a> {
                 })
             }
             ExprKind::Compare(cmp, a, b) => {
-                // A bound variable compared with a literal (`c == "C1"`): both
+                // A bound variable compared with a literal (`x == "a"`): both
                 // read where they are held, with the two steps their evaluations take.
                 if let (ExprKind::Var(s), ExprKind::Lit(y), Cmp::Eq | Cmp::Ne) = (&a.kind, &b.kind, cmp)
                     && self.spend(1)
