@@ -40,6 +40,7 @@ mod completions;
 mod doc;
 mod documents;
 mod envelopes;
+mod excerpt;
 mod explain;
 mod fmt;
 mod github;

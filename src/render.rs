@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal as _;
 
+use crate::excerpt::Excerpt;
 use crate::outcome::{self, AllowedBy, Mark};
 use grail_engine::hir::Loc;
 use grail_engine::{Database, Finding, LineIndex, Outcome, PolicyDiagnostic, PolicySet, Severity, SourceText, Summary};
@@ -99,12 +100,13 @@ pub fn policy_position(db: &Database, set: PolicySet, loc: Loc) -> Option<(Strin
     Some((file.path(db).clone(), line, column))
 }
 
-fn labeled(span: grail_lang::ast::Span, text: &str, label: Option<String>) -> LabeledSpan {
+fn labeled(span: grail_lang::ast::Span, doc: &Excerpt, label: Option<String>) -> LabeledSpan {
+    let text = doc.text();
     // miette needs a span inside the text; an empty span marks a position.
     let start = span.start.min(text.len());
     let mut end = span.end.min(text.len()).max(start);
     // A long span on a long line (a 14 MiB string) is underlined on its first bytes.
-    if end - start > LONGEST_LABEL && long_lines(text, start, end) {
+    if end - start > LONGEST_LABEL && doc.long_lines(start, end) {
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         end = (start + LONGEST_LABEL).min(line_end);
         while !text.is_char_boundary(end) {
@@ -114,68 +116,16 @@ fn labeled(span: grail_lang::ast::Span, text: &str, label: Option<String>) -> La
     LabeledSpan::new(label, start, end - start)
 }
 
-/// Whether a line from the one holding `start` to the one holding `end`
-/// is longer than a snippet prints (see [`LONGEST_SNIPPET_LINE`]).
-fn long_lines(text: &str, start: usize, end: usize) -> bool {
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
-    line_end - line_start > LONGEST_SNIPPET_LINE
-        && text[line_start..line_end].split('\n').any(|l| l.len() > LONGEST_SNIPPET_LINE)
-}
-
 /// The most bytes of a document a label underlines.
 const LONGEST_LABEL: usize = 200;
 
-/// The most bytes of a line a snippet prints: a longer line (a document
-/// that is one 15 MiB line) is printed around the span, without the lines
-/// about it. Every snippet printed the whole line: 300 findings on a 14 MiB
-/// line were 4 GiB of report.
-const LONGEST_SNIPPET_LINE: usize = 4096;
-
-/// The bytes of a long line a snippet prints on each side of its span.
-const SNIPPET_MARGIN: usize = 200;
-
-/// A document's text as snippets read it: one copy shared by every finding
-/// in it, its long lines cut around the span (see [`LONGEST_SNIPPET_LINE`]).
-struct Excerpt(std::sync::Arc<str>);
-
-impl miette::SourceCode for Excerpt {
-    fn read_span<'a>(
-        &'a self,
-        span: &miette::SourceSpan,
-        before: usize,
-        after: usize,
-    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let text: &str = &self.0;
-        let start = span.offset().min(text.len());
-        let end = (span.offset() + span.len()).clamp(start, text.len());
-        if !long_lines(text, start, end) {
-            return text.read_span(span, before, after);
-        }
-        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        let mut from = start.saturating_sub(SNIPPET_MARGIN).max(line_start);
-        while !text.is_char_boundary(from) {
-            from += 1;
-        }
-        let mut to = end.saturating_add(SNIPPET_MARGIN).min(line_end).min(from + LONGEST_SNIPPET_LINE).max(from);
-        while !text.is_char_boundary(to) {
-            to -= 1;
-        }
-        let line = text.as_bytes()[..from].iter().filter(|b| **b == b'\n').count();
-        let column = text[line_start..from].chars().count();
-        let data = &text.as_bytes()[from..to];
-        let lines = 1 + data.iter().filter(|b| **b == b'\n').count();
-        Ok(Box::new(miette::MietteSpanContents::new(data, (from, to - from).into(), line, column, lines)))
-    }
+/// A text's excerpt, for a report of one finding or diagnostic.
+fn excerpt(text: &str) -> std::sync::Arc<Excerpt> {
+    std::sync::Arc::new(Excerpt::new(text.into()))
 }
 
-fn render(diag: MietteDiagnostic, path: &str, text: &str) -> String {
-    render_shared(diag, path, text.into())
-}
-
-fn render_shared(diag: MietteDiagnostic, path: &str, text: std::sync::Arc<str>) -> String {
-    let report = miette::Report::new(diag).with_source_code(NamedSource::new(path, Excerpt(text)));
+fn render(diag: MietteDiagnostic, path: &str, doc: std::sync::Arc<Excerpt>) -> String {
+    let report = miette::Report::new(diag).with_source_code(NamedSource::new(path, doc));
     let mut out = String::new();
     if handler().render_report(&mut out, report.as_ref()).is_err() {
         out = format!("{report}\n");
@@ -187,18 +137,18 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
     let mut out = String::new();
     for d in diagnostics {
         let Some(file) = set.files(db).get(d.loc.file as usize) else { continue };
-        let text = file.text(db);
+        let doc = excerpt(file.text(db));
         let mut diag = MietteDiagnostic::new(d.message.clone()).with_code(d.code).with_severity(match d.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         });
         // A label at the primary span takes the place of the unlabelled mark.
         if !d.labels.iter().any(|(loc, _)| *loc == d.loc) {
-            diag = diag.with_label(labeled(d.loc.span, text, None));
+            diag = diag.with_label(labeled(d.loc.span, &doc, None));
         }
         for (loc, label) in &d.labels {
             if loc.file == d.loc.file {
-                diag = diag.and_label(labeled(loc.span, text, Some(label.clone())));
+                diag = diag.and_label(labeled(loc.span, &doc, Some(label.clone())));
             }
         }
         let mut help: Vec<String> = d.help.iter().cloned().collect();
@@ -212,7 +162,7 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
         if !help.is_empty() {
             diag = diag.with_help(help.join("\n"));
         }
-        out.push_str(&render(diag, file.path(db), text));
+        out.push_str(&render(diag, file.path(db), doc));
     }
     out
 }
@@ -220,12 +170,13 @@ pub fn policy_diagnostics(db: &Database, set: PolicySet, diagnostics: &[PolicyDi
 /// The syntax errors of one policy file, as `grail check` shows them.
 pub fn syntax_errors(path: &str, text: &str, errors: &[grail_lang::ParseError]) -> String {
     let mut out = String::new();
+    let doc = excerpt(text);
     for e in errors {
         let diag = MietteDiagnostic::new(e.message.clone())
             .with_code("syntax")
             .with_severity(miette::Severity::Error)
-            .with_label(labeled(e.span, text, None));
-        out.push_str(&render(diag, path, text));
+            .with_label(labeled(e.span, &doc, None));
+        out.push_str(&render(diag, path, doc.clone()));
     }
     out
 }
@@ -272,8 +223,8 @@ pub fn human_of(
     verbose: bool,
 ) -> String {
     let mut out = String::new();
-    // Each document's text copied once for all its findings' snippets.
-    let mut shared: std::collections::HashMap<u32, std::sync::Arc<str>> = std::collections::HashMap::new();
+    // Each document's text copied and indexed once for all its findings' snippets.
+    let mut shared: std::collections::HashMap<u32, std::sync::Arc<Excerpt>> = std::collections::HashMap::new();
     for f in findings {
         let Some(mark) = outcome::mark(f.outcome, allowed) else { continue };
         let title = format!("{}: {}", outcome_word(f.outcome), f.message);
@@ -288,14 +239,14 @@ pub fn human_of(
         }
         match f.location.and_then(|(d, s)| docs.get(d).map(|doc| (d, doc, s))) {
             Some((d, (path, text), span)) => {
-                diag = diag.with_label(labeled(span, text, Some(f.subject.clone())));
+                let doc = shared.entry(d).or_insert_with(|| excerpt(text)).clone();
+                diag = diag.with_label(labeled(span, &doc, Some(f.subject.clone())));
                 for (other, s, label) in &f.labels {
                     if *other == d {
-                        diag = diag.and_label(labeled(*s, text, Some(label.clone())));
+                        diag = diag.and_label(labeled(*s, &doc, Some(label.clone())));
                     }
                 }
-                let text = shared.entry(d).or_insert_with(|| text.into()).clone();
-                out.push_str(&render_shared(diag, path, text));
+                out.push_str(&render(diag, path, doc));
             }
             None => {
                 let report = miette::Report::new(diag);
@@ -699,15 +650,16 @@ fn report<'a>(
 
 /// Why a workspace file (`grail.toml`) cannot be used, with its lines.
 pub fn workspace_error(path: &str, text: &str, e: &grail_engine::workspace_file::WorkspaceFileError) -> String {
+    let doc = excerpt(text);
     let mut diag =
         MietteDiagnostic::new(e.message.clone()).with_code("workspace").with_severity(miette::Severity::Error);
     if let Some(span) = e.span {
-        diag = diag.with_label(labeled(span, text, None));
+        diag = diag.with_label(labeled(span, &doc, None));
     }
     if let Some(help) = &e.help {
         diag = diag.with_help(help.clone());
     }
-    render(diag, path, text)
+    render(diag, path, doc)
 }
 
 /// Two documents that one check may not hold together (`at most one per
@@ -748,10 +700,11 @@ pub fn crowded(db: &Database, set: PolicySet, docs: &[SourceText], c: &grail_eng
         }
         return out;
     }
+    let second = excerpt(text);
     let diag = diag
-        .with_label(labeled(grail_lang::ast::Span::new(start, end), text, Some(format!("a second `{}`", c.kind))))
+        .with_label(labeled(grail_lang::ast::Span::new(start, end), &second, Some(format!("a second `{}`", c.kind))))
         .with_help(help.join("\n"));
-    render(diag, &name(doc), text)
+    render(diag, &name(doc), second)
 }
 
 /// The longest line of a document a usage error prints.

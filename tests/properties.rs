@@ -12,6 +12,9 @@
 //!
 //! `PROPTEST_CASES` sets the number of cases (default 64 here).
 
+#[path = "../src/excerpt.rs"]
+#[allow(dead_code)]
+mod excerpt;
 #[path = "../src/outcome.rs"]
 #[allow(dead_code)]
 mod outcome;
