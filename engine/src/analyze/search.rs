@@ -169,8 +169,8 @@ fn shares(units: usize, subjects: usize) -> Vec<Vec<usize>> {
     let fair = (units + witnesses).div_ceil(SEARCHES);
     let keep = fair.saturating_sub(witnesses).min(out[0].len());
     let rest = out[0].split_off(keep);
-    for (i, u) in rest.into_iter().enumerate() {
-        out[1 + i % (SEARCHES - 1)].push(u);
+    for (u, k) in rest.into_iter().zip((1..SEARCHES).cycle()) {
+        out[k].push(u);
     }
     out
 }
