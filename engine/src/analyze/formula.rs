@@ -44,6 +44,38 @@ pub struct Builder {
     pub solves: usize,
 }
 
+/// A builder's formula without its solvers: see [`Builder::fork`].
+pub struct Formula {
+    vm: BasicVarManager,
+    ands: HashMap<Vec<Lit>, Lit>,
+    kinds: Vec<(batsat::lbool, bool)>,
+    parent: Vec<u32>,
+    all: Vec<Vec<Lit>>,
+    clauses: usize,
+}
+
+impl From<Formula> for Builder {
+    fn from(f: Formula) -> Builder {
+        let n = f.kinds.len();
+        Builder {
+            vm: f.vm,
+            ands: f.ands,
+            parts: Parts {
+                kinds: f.kinds,
+                parent: f.parent,
+                all: f.all,
+                placed: 0,
+                place: vec![None; n],
+                parts: Vec::new(),
+                free: vec![false; n],
+                empty: false,
+            },
+            clauses: f.clauses,
+            solves: 0,
+        }
+    }
+}
+
 /// What a solver call answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -78,6 +110,22 @@ impl Builder {
 
     pub fn vars(&self) -> u32 {
         self.vm.n_used()
+    }
+
+    /// The formula without its solvers (a solver stays on its thread): a
+    /// builder made from it (`Builder::from`) holds what a builder that
+    /// added the same literals and clauses in the same order holds before
+    /// its first call, so it answers every question as that builder would.
+    /// Cheaper than building the formula again.
+    pub fn fork(&self) -> Formula {
+        Formula {
+            vm: self.vm.clone(),
+            ands: self.ands.clone(),
+            kinds: self.parts.kinds.clone(),
+            parent: self.parts.parent.clone(),
+            all: self.parts.all.clone(),
+            clauses: self.clauses,
+        }
     }
 
     fn add(&mut self, lits: Vec<Lit>) {
@@ -570,6 +618,36 @@ mod tests {
         assert_eq!(b.solve(&[B::L(a)]), Answer::Sat);
         b.assert(B::F);
         assert_eq!(b.solve(&[]), Answer::Unsat(Vec::new()));
+    }
+
+    #[test]
+    fn a_fork_answers_as_the_formula_built_anew() {
+        // Built twice, the same way: one asked questions, then forked; the
+        // fork gives the models the other gave, call for call.
+        let build = || {
+            let mut b = Builder::default();
+            let xs: Vec<B> = (0..6).map(|_| B::L(b.atom())).collect();
+            b.clause(&[xs[0], xs[1], xs[2]]);
+            b.clause(&[xs[2].negate(), xs[3]]);
+            let ge = b.count(&xs[3..]);
+            b.implies(xs[0], ge[2]);
+            (b, xs)
+        };
+        let (mut fresh, xs) = build();
+        let (mut asked, _) = build();
+        let questions: [&[B]; 4] =
+            [&[], &[xs[1].negate(), xs[2].negate()], &[xs[3].negate()], &[xs[0], xs[4].negate()]];
+        let _ = asked.solve(questions[1]);
+        let _ = asked.solve(questions[3]);
+        let mut fork = Builder::from(asked.fork());
+        assert_eq!(fork.solves, 0);
+        assert!(fork.parts.parts.is_empty(), "no solver built yet");
+        for q in questions {
+            assert_eq!(fork.solve(q), fresh.solve(q));
+            let models = |b: &Builder| xs.iter().map(|x| b.value(*x)).collect::<Vec<_>>();
+            assert_eq!(models(&fork), models(&fresh), "{q:?}");
+        }
+        assert_eq!((fork.vars(), fork.clauses), (fresh.vars(), fresh.clauses));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustsat::types::Lit;
 
-use super::formula::{Answer, B, Builder};
+use super::formula::{Answer, B, Builder, Formula};
 use super::model::{self, CheckKind, Model, Node};
 use super::symbolic::{Ev, RuleSym};
 use super::*;
@@ -17,6 +17,7 @@ use crate::hir::*;
 use crate::testing::violation_outcome;
 
 /// A rule or a schema check: something that can fire, gated by `gate`.
+#[derive(Clone)]
 struct Unit {
     member: Member,
     gate: Lit,
@@ -109,14 +110,75 @@ impl<'p> Search<'p> {
             .collect();
         Search { b, policy, model, units, types }
     }
+
+    /// The makings of a second search that answers every question as one
+    /// built anew from the policy would (see `Builder::fork`), for another
+    /// thread (`Fork::search`): a copy of the formula, cheaper than
+    /// building it again.
+    fn fork(&self) -> Fork<'p> {
+        Fork {
+            formula: self.b.fork(),
+            policy: self.policy,
+            model: self.model.clone(),
+            units: self.units.clone(),
+            types: self.types.clone(),
+        }
+    }
+}
+
+/// A search without its solvers, which stay on the thread that made them.
+struct Fork<'p> {
+    formula: Formula,
+    policy: &'p Policy,
+    model: Model,
+    units: Vec<Unit>,
+    types: Vec<(Member, Lit)>,
+}
+
+impl<'p> Fork<'p> {
+    fn search(self) -> Search<'p> {
+        let Fork { formula, policy, model, units, types } = self;
+        Search { b: Builder::from(formula), policy, model, units, types }
+    }
 }
 
 /// How many searches ask the rules, each its fixed share, in parallel.
 const SEARCHES: usize = 2;
 
+/// What the witnesses of one subject weigh, in units asked (a unit: a rule
+/// or schema check, its "fires" question and its twin), when the shares are
+/// made. On the shipped library a subject's witnesses took the time of one
+/// to three units (BENCHMARKS.md, "`grail analyze`: the shares weighed");
+/// one keeps more of the first search's share, and so more of its answers,
+/// as they were (with two or three, one more fixture pair came out two
+/// lines apart).
+const SUBJECT_WEIGHT: usize = 1;
+
+/// The units each search asks, in order: fixed by the number of units and
+/// subjects alone, never by the machine's core count or timing (what a
+/// solver learnt from the units before decides the model it gives a later
+/// one, so fixed shares keep the output the same on every machine). By
+/// position, every SEARCHES-th unit; the first search, which finds the
+/// witnesses first, keeps a prefix of its share so that its load (the
+/// witnesses counted at `SUBJECT_WEIGHT` units a subject) is as near the
+/// others' as it can be, and the rest of its share is dealt, in order, to
+/// the others after their own.
+fn shares(units: usize, subjects: usize) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = (0..SEARCHES).map(|k| (k..units).step_by(SEARCHES).collect()).collect();
+    let witnesses = subjects * SUBJECT_WEIGHT;
+    let fair = (units + witnesses).div_ceil(SEARCHES);
+    let keep = fair.saturating_sub(witnesses).min(out[0].len());
+    let rest = out[0].split_off(keep);
+    for (u, k) in rest.into_iter().zip((1..SEARCHES).cycle()) {
+        out[k].push(u);
+    }
+    out
+}
+
 /// Asks the rules `units` of one search, in order.
-fn ask(s: &mut Search<'_>, units: impl Iterator<Item = usize>) -> Vec<(usize, RuleReport, Vec<PolicyDiagnostic>)> {
+fn ask(s: &mut Search<'_>, units: Vec<usize>) -> Vec<(usize, RuleReport, Vec<PolicyDiagnostic>)> {
     units
+        .into_iter()
         .map(|u| {
             let mut diagnostics = Vec::new();
             let report = s.rule(u, &mut diagnostics);
@@ -126,9 +188,6 @@ fn ask(s: &mut Search<'_>, units: impl Iterator<Item = usize>) -> Vec<(usize, Ru
 }
 
 pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
-    let mut s = Search::new(policy, bounds);
-    let mut extra_solves = 0;
-
     let mut analysis = Analysis {
         bounds,
         subjects: Vec::new(),
@@ -138,35 +197,41 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
         diagnostics: Vec::new(),
         stats: Stats::default(),
     };
-    for def in s.subjects() {
-        let subject = s.witness(&def, &mut analysis.conflicts);
-        analysis.subjects.push(subject);
-    }
-    // The rules are asked in SEARCHES fixed shares (every SEARCHES-th unit),
-    // each by a search of its own on its own thread: a rule's answer depends
-    // on what its solver learnt from the rules asked before it, so the
-    // shares are fixed, never the machine's core count, and the analysis is
-    // the same everywhere.
-    let n = s.units.len();
-    let mut asked: Vec<(usize, RuleReport, Vec<PolicyDiagnostic>)> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..SEARCHES)
-            .map(|k| {
+    // The search built here finds the witnesses, then asks its share of the
+    // rules (`shares`).
+    let mut s = Search::new(policy, bounds);
+    let defs = s.subjects();
+    let mut shares = shares(s.units.len(), defs.len()).into_iter();
+    let mine = shares.next().unwrap_or_default();
+    // Each other search is a fork of this one before its first question
+    // (`Search::fork`), as if built anew, and asks its share on a thread of
+    // its own at once: it never sees the witnesses.
+    let forks: Vec<(Fork<'_>, Vec<usize>)> = shares.map(|share| (s.fork(), share)).collect();
+    let (mut asked, stats) = std::thread::scope(|scope| {
+        let others: Vec<_> = forks
+            .into_iter()
+            .map(|(fork, share)| {
                 scope.spawn(move || {
-                    let mut t = Search::new(policy, bounds);
-                    let done = ask(&mut t, (k..n).step_by(SEARCHES));
+                    let mut t = fork.search();
+                    let done = ask(&mut t, share);
                     (done, t.b.solves)
                 })
             })
             .collect();
-        let mut done = ask(&mut s, (0..n).step_by(SEARCHES));
+        for def in &defs {
+            let subject = s.witness(def, &mut analysis.conflicts);
+            analysis.subjects.push(subject);
+        }
+        let mut done = ask(&mut s, mine);
+        let mut solves = s.b.solves;
         for h in others {
             // A share that panicked passes its panic on, as the same code on
             // this thread would have.
-            let (more, solves) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let (more, more_solves) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             done.extend(more);
-            extra_solves += solves;
+            solves += more_solves;
         }
-        done
+        (done, Stats { variables: s.b.vars(), clauses: s.b.clauses, solves })
     });
     asked.sort_by_key(|(u, _, _)| *u);
     for (_, report, mut diagnostics) in asked {
@@ -189,7 +254,7 @@ pub fn run(policy: &Policy, bounds: Bounds) -> Analysis {
             analysis.diagnostics.push(dead_diagnostic(r, members));
         }
     }
-    analysis.stats = Stats { variables: s.b.vars(), clauses: s.b.clauses, solves: s.b.solves + extra_solves };
+    analysis.stats = stats;
     analysis
 }
 
@@ -1086,4 +1151,36 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shares_deal_every_unit_once_and_weigh_the_witnesses() {
+        for (units, subjects) in [(0, 0), (1, 0), (5, 2), (20, 0), (213, 31), (213, 200)] {
+            let shares = shares(units, subjects);
+            assert_eq!(shares.len(), SEARCHES);
+            let mut all: Vec<usize> = shares.iter().flatten().copied().collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..units).collect::<Vec<_>>(), "{units} units: each asked once");
+            // The first search keeps a prefix of its share by position, in order:
+            // what it answers for them is what it answered before the shares were weighed.
+            let by_position: Vec<usize> = (0..units).step_by(SEARCHES).collect();
+            assert!(by_position.starts_with(&shares[0]), "{units} units");
+            // The others ask their own share first, in order, then what the first gave up.
+            for (k, share) in shares.iter().enumerate().skip(1) {
+                let own: Vec<usize> = (k..units).step_by(SEARCHES).collect();
+                assert!(share.starts_with(&own), "{units} units, search {k}");
+            }
+        }
+        // Witnesses weigh: 213 units and 31 subjects at SUBJECT_WEIGHT each.
+        let [first, second] = <[Vec<usize>; 2]>::try_from(shares(213, 31)).expect("two searches");
+        let loads = (first.len() + 31 * SUBJECT_WEIGHT, second.len());
+        assert!(loads.0.abs_diff(loads.1) <= 1, "{loads:?}");
+        assert!(first.len() < second.len());
+        // With no subject, the shares are by position alone.
+        assert_eq!(shares(6, 0), vec![vec![0, 2, 4], vec![1, 3, 5]]);
+    }
 }
