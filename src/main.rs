@@ -25,11 +25,22 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// heap, a page fault each, and spent more of its time in the kernel than
 /// in its own code (BENCHMARKS.md, "The cold check: page faults"). Every
 /// command but a check of one deployment turns them off ([`no_huge_pages`]).
-// INVARIANT: jemalloc reads the symbol as a `const char *`: a reference to
-// a byte array is a thin pointer, and the string ends with a NUL.
+/// With glibc a check of one deployment gets [`CHECK_MALLOC_CONF`] instead,
+/// set before `main` ([`huge_pages_before_main`]).
+// INVARIANT: jemalloc reads the symbol as a `const char *` when it starts:
+// an `AtomicPtr<u8>` is laid out as a pointer to the C strings below.
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static MALLOC_CONF: &[u8; 11] = b"thp:always\0";
+static MALLOC_CONF: std::sync::atomic::AtomicPtr<u8> =
+    std::sync::atomic::AtomicPtr::new(c"thp:always".as_ptr().cast::<u8>().cast_mut());
+
+/// jemalloc's options for a check of one deployment: huge pages, and
+/// `lg_extent_max_active_fit:16`, so that the free memory of the heap's
+/// reservation ([`heap_in_huge_pages`]) serves small allocations too
+/// (by default jemalloc splits a free extent only for a request at least
+/// 1/64 of its size, and grew the heap again, by 5 MiB, beside it).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const CHECK_MALLOC_CONF: &std::ffi::CStr = c"thp:always,lg_extent_max_active_fit:16";
 
 mod analyze;
 mod authorize;
@@ -987,7 +998,11 @@ extern "C" fn huge_pages_before_main(argc: libc::c_int, argv: *const *const libc
         .map(|i| unsafe { *argv.add(i) })
         .take_while(|a| !a.is_null())
         .map(|a| unsafe { std::ffi::CStr::from_ptr(a) }.to_bytes());
-    if !checks_one_deployment(args) {
+    if checks_one_deployment(args) {
+        // jemalloc starts at the first allocation, after this function: a
+        // value stored later would be read by no one, and change nothing.
+        MALLOC_CONF.store(CHECK_MALLOC_CONF.as_ptr().cast::<u8>().cast_mut(), std::sync::atomic::Ordering::Relaxed);
+    } else {
         no_huge_pages();
     }
 }
@@ -1067,6 +1082,15 @@ mod huge_pages_tests {
         assert!(!one(&["explain", "check"]));
         assert!(!one(&["--version"]));
         assert!(!one(&[]));
+    }
+
+    /// What jemalloc reads: huge pages as for every command, and free
+    /// extents split for requests of any size.
+    #[test]
+    fn a_check_of_one_deployment_lets_jemalloc_reuse_the_reservation() {
+        let text = super::CHECK_MALLOC_CONF.to_str().expect("ASCII");
+        let options: Vec<&str> = text.split(',').collect();
+        assert_eq!(options, ["thp:always", "lg_extent_max_active_fit:16"]);
     }
 }
 
