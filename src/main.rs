@@ -25,11 +25,22 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// heap, a page fault each, and spent more of its time in the kernel than
 /// in its own code (BENCHMARKS.md, "The cold check: page faults"). Every
 /// command but a check of one deployment turns them off ([`no_huge_pages`]).
-// INVARIANT: jemalloc reads the symbol as a `const char *`: a reference to
-// a byte array is a thin pointer, and the string ends with a NUL.
+/// With glibc a check of one deployment gets [`CHECK_MALLOC_CONF`] instead,
+/// set before `main` ([`huge_pages_before_main`]).
+// INVARIANT: jemalloc reads the symbol as a `const char *` when it starts:
+// an `AtomicPtr<u8>` is laid out as a pointer to the C strings below.
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static MALLOC_CONF: &[u8; 11] = b"thp:always\0";
+static MALLOC_CONF: std::sync::atomic::AtomicPtr<u8> =
+    std::sync::atomic::AtomicPtr::new(c"thp:always".as_ptr().cast::<u8>().cast_mut());
+
+/// jemalloc's options for a check of one deployment: huge pages, and
+/// `lg_extent_max_active_fit:16`, so that the free memory of the heap's
+/// reservation ([`heap_in_huge_pages`]) serves small allocations too
+/// (by default jemalloc splits a free extent only for a request at least
+/// 1/64 of its size, and grew the heap again, by 5 MiB, beside it).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const CHECK_MALLOC_CONF: &std::ffi::CStr = c"thp:always,lg_extent_max_active_fit:16";
 
 mod analyze;
 mod authorize;
@@ -938,6 +949,34 @@ fn no_huge_pages() {
 #[cfg(not(target_os = "linux"))]
 fn no_huge_pages() {}
 
+/// The bytes a check of one deployment asks the heap for at once, and
+/// gives back: 3.5 MiB, which jemalloc serves (with the page it adds to a
+/// large allocation) from a new mapping of 4 MiB.
+#[cfg(target_os = "linux")]
+const HEAP_AHEAD: usize = 7 << 19;
+// With jemalloc's extra page, within the 4 MiB class and beyond 3 MiB.
+#[cfg(target_os = "linux")]
+const _: () = assert!(HEAP_AHEAD + 4096 <= 4 << 20 && HEAP_AHEAD > 3 << 20);
+
+/// Grows the heap of a check of one deployment by [`HEAP_AHEAD`] at once.
+/// jemalloc grows its heap by mappings of 2, 2.5, 3, 3.5, 4, 5 ... MiB, and
+/// the kernel places an anonymous mapping on a huge page boundary only when
+/// its size is a multiple of 2 MiB: the second mapping, 2.5 MiB, began 512
+/// KB before a boundary, and the heap a cold check wrote there took a page
+/// fault per 4 KB page (about 100 of its 390). One allocation of
+/// [`HEAP_AHEAD`], written to nowhere and freed at once, makes that second
+/// mapping 4 MiB, on a boundary; its pages stay jemalloc's and what the check allocates
+/// next is carved from them, a huge page at a time. The memory is only
+/// reserved: what is never written costs no page.
+#[cfg(target_os = "linux")]
+fn heap_in_huge_pages() {
+    let ahead: Vec<u8> = Vec::with_capacity(HEAP_AHEAD);
+    drop(std::hint::black_box(ahead));
+}
+
+#[cfg(not(target_os = "linux"))]
+fn heap_in_huge_pages() {}
+
 /// With glibc, [`no_huge_pages`] is also asked before `main`, before the
 /// first allocation: the heap the runtime and the parse of the arguments
 /// take would otherwise be huge pages already (4.5 MB more of peak memory
@@ -960,7 +999,11 @@ extern "C" fn huge_pages_before_main(argc: libc::c_int, argv: *const *const libc
         .map(|i| unsafe { *argv.add(i) })
         .take_while(|a| !a.is_null())
         .map(|a| unsafe { std::ffi::CStr::from_ptr(a) }.to_bytes());
-    if !checks_one_deployment(args) {
+    if checks_one_deployment(args) {
+        // jemalloc starts at the first allocation, after this function: a
+        // value stored later would be read by no one, and change nothing.
+        MALLOC_CONF.store(CHECK_MALLOC_CONF.as_ptr().cast::<u8>().cast_mut(), std::sync::atomic::Ordering::Relaxed);
+    } else {
         no_huge_pages();
     }
 }
@@ -989,7 +1032,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
-    if !matches!(&cli.command, Command::Check(args) if !args.each) {
+    if matches!(&cli.command, Command::Check(args) if !args.each) {
+        heap_in_huge_pages();
+    } else {
         no_huge_pages();
     }
     if cli.no_cache {
@@ -1038,5 +1083,68 @@ mod huge_pages_tests {
         assert!(!one(&["explain", "check"]));
         assert!(!one(&["--version"]));
         assert!(!one(&[]));
+    }
+
+    /// What jemalloc reads: huge pages as for every command, and free
+    /// extents split for requests of any size.
+    #[test]
+    fn a_check_of_one_deployment_lets_jemalloc_reuse_the_reservation() {
+        let text = super::CHECK_MALLOC_CONF.to_str().expect("ASCII");
+        let options: Vec<&str> = text.split(',').collect();
+        assert_eq!(options, ["thp:always", "lg_extent_max_active_fit:16"]);
+    }
+}
+
+#[cfg(all(test, target_os = "linux", not(target_env = "msvc")))]
+mod heap_ahead_tests {
+    use super::{HEAP_AHEAD, heap_in_huge_pages};
+
+    /// The anonymous mappings of the process, as address ranges.
+    fn anonymous() -> Vec<(u64, u64)> {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines()
+            .filter(|l| l.split_whitespace().nth(5).is_none())
+            .filter_map(|l| {
+                let (a, b) = l.split_whitespace().next()?.split_once('-')?;
+                Some((u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?))
+            })
+            .collect()
+    }
+
+    /// Bytes of `after` that no range of `before` covers.
+    fn new_bytes(before: &[(u64, u64)], after: &[(u64, u64)]) -> u64 {
+        let mut total = 0;
+        for &(start, end) in after {
+            let mut covered: Vec<(u64, u64)> = before
+                .iter()
+                .filter(|&&(s, e)| s < end && e > start)
+                .map(|&(s, e)| (s.max(start), e.min(end)))
+                .collect();
+            covered.sort_unstable();
+            let (mut at, mut old) = (start, 0);
+            for (s, e) in covered {
+                old += e.saturating_sub(s.max(at));
+                at = at.max(e);
+            }
+            total += (end - start) - old;
+        }
+        total
+    }
+
+    /// The reservation maps at least its size at once: the heap of a
+    /// thread's arena grows by it, not page by page. (Its size is checked
+    /// where it is declared: jemalloc's large allocation with its extra
+    /// page fits a mapping of 4 MiB, where 4 MiB would take 5.)
+    #[test]
+    fn a_check_of_one_deployment_grows_the_heap_by_one_mapping_of_4_mib() {
+        // A thread of its own, so an arena of its own with nothing retained.
+        let grown = std::thread::spawn(|| {
+            let before = anonymous();
+            heap_in_huge_pages();
+            new_bytes(&before, &anonymous())
+        })
+        .join()
+        .expect("the thread ends");
+        assert!(grown >= HEAP_AHEAD as u64, "{grown} bytes newly mapped");
     }
 }
