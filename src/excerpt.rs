@@ -21,6 +21,7 @@
 
 use std::sync::Arc;
 
+use grail_engine::LineIndex;
 use miette::{MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 
 /// The most bytes of a line a snippet prints: a longer line (a document
@@ -38,8 +39,8 @@ const BLOCK: usize = 4096;
 /// A document's text and its index (see the module's documentation).
 pub struct Excerpt {
     text: Arc<str>,
-    /// The offset of every `\n`.
-    newlines: Vec<usize>,
+    /// Where each `\n`-separated line starts.
+    lines: LineIndex,
     /// The offset just past every line break as miette counts them (`\n`,
     /// `\r\n`, a lone `\r`); `None` when the text has no `\r`, the breaks
     /// then being the newlines.
@@ -51,9 +52,9 @@ pub struct Excerpt {
 impl Excerpt {
     pub fn new(text: Arc<str>) -> Excerpt {
         let bytes = text.as_bytes();
-        let newlines: Vec<usize> = memchr_all(bytes, b'\n');
+        let lines = LineIndex::new(&text);
         let breaks = bytes.contains(&b'\r').then(|| {
-            let mut breaks = Vec::with_capacity(newlines.len());
+            let mut breaks = Vec::with_capacity(lines.starts().len());
             let mut i = 0;
             while i < bytes.len() {
                 match bytes[i] {
@@ -75,7 +76,7 @@ impl Excerpt {
             seen += count_chars(block);
             chars.push(seen);
         }
-        Excerpt { text, newlines, breaks, chars }
+        Excerpt { text, lines, breaks, chars }
     }
 
     pub fn text(&self) -> &str {
@@ -89,29 +90,30 @@ impl Excerpt {
         if line_end - line_start <= LONGEST_SNIPPET_LINE {
             return false;
         }
-        // The newlines between the two ends, each ending a line.
-        let first = self.newlines.partition_point(|&n| n < line_start);
-        let last = self.newlines.partition_point(|&n| n < line_end);
+        // The lines starting after the first one, up to the last one.
+        let starts = self.lines.starts();
+        let first = starts.partition_point(|&s| s <= line_start);
+        let last = starts.partition_point(|&s| s <= line_end);
         let mut from = line_start;
-        for &n in &self.newlines[first..last] {
-            if n - from > LONGEST_SNIPPET_LINE {
+        for &next in &starts[first..last] {
+            if next - 1 - from > LONGEST_SNIPPET_LINE {
                 return true;
             }
-            from = n + 1;
+            from = next;
         }
         line_end - from > LONGEST_SNIPPET_LINE
     }
 
     /// The start of the `\n`-separated line holding `at`.
     fn line_start(&self, at: usize) -> usize {
-        let before = self.newlines.partition_point(|&n| n < at);
-        if before == 0 { 0 } else { self.newlines[before - 1] + 1 }
+        let starts = self.lines.starts();
+        starts[starts.partition_point(|&s| s <= at) - 1]
     }
 
     /// The end (its `\n`, or the text's end) of the line holding `at`.
     fn line_end(&self, at: usize) -> usize {
-        let before = self.newlines.partition_point(|&n| n < at);
-        self.newlines.get(before).copied().unwrap_or(self.text.len())
+        let starts = self.lines.starts();
+        starts.get(starts.partition_point(|&s| s <= at)).map_or(self.text.len(), |next| next - 1)
     }
 
     /// The characters in the first `at` bytes.
@@ -133,7 +135,7 @@ impl Excerpt {
         while !text.is_char_boundary(to) {
             to -= 1;
         }
-        let line = self.newlines.partition_point(|&n| n < from);
+        let line = self.lines.starts().partition_point(|&s| s <= from) - 1;
         let column = self.chars_before(from) - self.chars_before(line_start);
         let data = &text.as_bytes()[from..to];
         let lines = 1 + data.iter().filter(|b| **b == b'\n').count();
@@ -152,9 +154,9 @@ impl Excerpt {
         // Without `\r` a break ends just past each newline.
         let at = |i: usize| match &self.breaks {
             Some(breaks) => breaks[i],
-            None => self.newlines[i] + 1,
+            None => self.lines.starts()[i + 1],
         };
-        let count = self.breaks.as_ref().map_or(self.newlines.len(), Vec::len);
+        let count = self.breaks.as_ref().map_or(self.lines.starts().len() - 1, Vec::len);
         // The line of an offset: the breaks at or before it.
         let line_of = |offset: usize| partition(count, |i| at(i) > offset);
         let start = span.offset();
@@ -204,11 +206,6 @@ fn partition(n: usize, past: impl Fn(usize) -> bool) -> usize {
         if past(mid) { hi = mid } else { lo = mid + 1 }
     }
     lo
-}
-
-/// The offset of every `byte` in `bytes`.
-fn memchr_all(bytes: &[u8], byte: u8) -> Vec<usize> {
-    bytes.iter().enumerate().filter_map(|(i, b)| (*b == byte).then_some(i)).collect()
 }
 
 /// The characters of UTF-8 bytes (a slice may cut one: its first bytes count).

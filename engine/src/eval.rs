@@ -38,6 +38,24 @@ pub struct Roots<'a> {
     pub memo: Memo,
 }
 
+impl<'a> Roots<'a> {
+    /// Documents alone: no layers, no time of check, no attached files or
+    /// parameters, every PASS built, nothing memoised yet.
+    pub fn of(single: &'a [Option<Val>], all: &'a [Vec<(String, Val)>]) -> Roots<'a> {
+        Roots {
+            single,
+            all,
+            layers: &[],
+            now: None,
+            given: &[],
+            params: &[],
+            now_read: Default::default(),
+            passes: None,
+            memo: Default::default(),
+        }
+    }
+}
+
 /// Per document set, the results of the calls of policy functions (see
 /// [`CallHead`]): per judged document and function, the arguments of up to
 /// [`MEMO_PER_FUNCTION`] calls and what evaluating the body gave: its value
@@ -2316,17 +2334,7 @@ fn long(s) = s != "" and s != "-" and s != "--" and s != "---"
     fn evaluate(policy: &Policy, rule: &str, doc: &Val, memo: Memo, trace: bool) -> (Vec<Outcome>, u64, Memo) {
         let single = [Some(doc.clone())];
         let all = [vec![("doc.json".to_string(), doc.clone())]];
-        let roots = Roots {
-            single: &single,
-            all: &all,
-            layers: &[],
-            now: None,
-            given: &[],
-            params: &[],
-            now_read: Default::default(),
-            passes: None,
-            memo,
-        };
+        let roots = Roots { memo, ..Roots::of(&single, &all) };
         let rule = policy.rules.iter().find(|r| r.id == rule).expect("the rule");
         let mut out = Vec::new();
         let steps = evaluate_rule_within(policy, rule, &roots, &[], trace, &mut out, MAX_STEPS_PER_RULE);

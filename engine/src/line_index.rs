@@ -16,6 +16,11 @@ impl LineIndex {
         LineIndex { starts }
     }
 
+    /// The offset where each line starts: 0, then just past every `\n`.
+    pub fn starts(&self) -> &[usize] {
+        &self.starts
+    }
+
     /// The 1-based line and column of a byte offset; `text` must be the indexed text.
     pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
         let offset = offset.min(text.len());

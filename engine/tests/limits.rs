@@ -139,17 +139,7 @@ fn pairwise(items: usize, budget: u64) -> (u64, Vec<grail_engine::Finding>) {
     all[kind as usize] = vec![("d".to_string(), value)];
     let rule = policy.rules.iter().find(|r| r.id == "r.pairwise").expect("the rule");
     let mut out = Vec::new();
-    let roots = Roots {
-        single: &single,
-        all: &all,
-        layers: &[],
-        now: None,
-        given: &[],
-        params: &[],
-        now_read: Default::default(),
-        passes: None,
-        memo: Default::default(),
-    };
+    let roots = Roots::of(&single, &all);
     let steps = evaluate_rule_within(policy, rule, &roots, &[], false, &mut out, budget);
     (steps, out)
 }
